@@ -1,0 +1,34 @@
+# Gantry build and test entry points. `make test` is what CI runs (.ci/run).
+GO      ?= go
+PKGS    ?= ./...
+BIN     ?= bin/gantry
+
+.PHONY: all build test unit test-env lint bench bench-k8s fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/gantry
+
+# Everything the tests need (etcd, a kube-apiserver built from k8s.io/kubernetes) is
+# installed or built by hack/ scripts and cached outside the work tree.
+test: lint test-env
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+# Unit tests only: no control plane.
+unit:
+	$(GO) test -count=1 -short $(PKGS)
+
+test-env:
+	@if [ -x hack/test-env.sh ]; then hack/test-env.sh; fi
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x $(PKGS)
+
+clean:
+	rm -rf bin

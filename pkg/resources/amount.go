@@ -1,0 +1,129 @@
+package resources
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Amount is a quantity of one resource in that resource's canonical unit: milli-CPU for
+// "cpu", bytes for memory-like resources, a plain count for everything else (GPUs, MIG
+// slices, pods, gantry.dev/gpu-milli, gantry.dev/gpu-memory in MiB).
+type Amount int64
+
+// Typed units used where a value's unit must not be confused with another.
+type (
+	// MilliCPU is thousandths of a CPU core.
+	MilliCPU int64
+	// Bytes is a memory size in bytes.
+	Bytes int64
+	// MiB is a memory size in mebibytes (GPU memory is always counted in MiB).
+	MiB int64
+	// MilliGPU is thousandths of one GPU's compute: the common GPU accounting unit.
+	MilliGPU int64
+)
+
+// MilliPerGPU is the number of MilliGPU in one whole GPU.
+const MilliPerGPU MilliGPU = 1000
+
+// Max is the saturation bound of every amount.
+const Max Amount = math.MaxInt64
+
+// SatAdd adds without overflow, saturating at ±Max.
+func SatAdd(a, b Amount) Amount {
+	if b > 0 && a > Max-b {
+		return Max
+	}
+	if b < 0 && a < -Max-b {
+		return -Max
+	}
+	return a + b
+}
+
+// SatMul multiplies by a count without overflow, saturating at ±Max.
+func SatMul(a Amount, n int64) Amount {
+	if a == 0 || n == 0 {
+		return 0
+	}
+	r := a * Amount(n)
+	if r/Amount(n) != a {
+		if (a > 0) == (n > 0) {
+			return Max
+		}
+		return -Max
+	}
+	return r
+}
+
+// Parse converts a Kubernetes quantity string ("500m", "64Gi", "2") into the canonical
+// unit of resource n. Negative values, fractions of integer-counted resources and
+// unparsable strings are errors that name the resource and the value.
+func Parse(n Name, s string) (Amount, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: cannot parse quantity %q: expected a Kubernetes quantity such as \"500m\", \"64Gi\" or \"2\"", n, s)
+	}
+	return FromQuantity(n, q)
+}
+
+// FromQuantity converts an already parsed Kubernetes quantity into resource n's unit.
+func FromQuantity(n Name, q resource.Quantity) (Amount, error) {
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("%s: quantity %s is negative", n, q.String())
+	}
+	switch unitOf(n) {
+	case unitMilli:
+		return Amount(q.MilliValue()), nil
+	case unitBytes:
+		v, ok := q.AsInt64()
+		if !ok {
+			if q.MilliValue()%1000 != 0 {
+				return 0, fmt.Errorf("%s: quantity %s is not a whole number of bytes", n, q.String())
+			}
+			v = q.Value()
+		}
+		return Amount(v), nil
+	default:
+		if q.MilliValue()%1000 != 0 {
+			return 0, fmt.Errorf("%s: quantity %s must be a whole number (extended resources are counted in integers)", n, q.String())
+		}
+		return Amount(q.Value()), nil
+	}
+}
+
+// MustParse is Parse for literals in tests and examples; it panics on bad input.
+func MustParse(n Name, s string) Amount {
+	a, err := Parse(n, s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// Format renders an amount of resource n the way Kubernetes users write it.
+func Format(n Name, a Amount) string {
+	switch unitOf(n) {
+	case unitMilli:
+		if a%1000 == 0 {
+			return strconv.FormatInt(int64(a/1000), 10)
+		}
+		return strconv.FormatInt(int64(a), 10) + "m"
+	case unitBytes:
+		return formatBytes(int64(a))
+	default:
+		return strconv.FormatInt(int64(a), 10)
+	}
+}
+
+func formatBytes(b int64) string {
+	const ki = 1024
+	suffixes := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi"}
+	i := 0
+	for i < len(suffixes)-1 && b != 0 && b%ki == 0 {
+		b /= ki
+		i++
+	}
+	return strconv.FormatInt(b, 10) + suffixes[i]
+}
