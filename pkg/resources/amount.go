@@ -48,7 +48,8 @@ func SatMul(a Amount, n int64) Amount {
 		return 0
 	}
 	r := a * Amount(n)
-	if r/Amount(n) != a {
+	// MinInt64 is outside the symmetric range ±Max, so it counts as overflow too.
+	if r/Amount(n) != a || r == -Max-1 {
 		if (a > 0) == (n > 0) {
 			return Max
 		}

@@ -1,0 +1,70 @@
+package devices
+
+import (
+	"testing"
+)
+
+// Fit of 4 whole GPUs on an 8-GPU H100 node with two NVLink domains, one GPU held.
+func BenchmarkFitExclusiveH100(b *testing.B) {
+	n := makeNode("H100", 8).NVLink(4).Obj(b)
+	one, _ := n.Fit(req(b, "nvidia.com/gpu", 1))
+	if err := n.Commit(one); err != nil {
+		b.Fatal(err)
+	}
+	r := req(b, "nvidia.com/gpu", 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ref := n.Fit(r); ref != nil {
+			b.Fatal(ref)
+		}
+	}
+}
+
+// Fit of one MIG instance on an 8-GPU A100 node with the mixed balanced layout, half held.
+func BenchmarkFitMIGMixedA100(b *testing.B) {
+	n := makeNode("A100", 8).MIG(MIGMixed, "all-balanced").Obj(b)
+	for range 8 {
+		a, _ := n.Fit(req(b, "nvidia.com/mig-1g.5gb", 1))
+		if err := n.Commit(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := req(b, "nvidia.com/mig-1g.5gb", 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ref := n.Fit(r); ref != nil {
+			b.Fatal(ref)
+		}
+	}
+}
+
+// Fractional Fit on an 8-GPU node already holding 20 pods of mixed shares.
+func BenchmarkFitFractional20Pods(b *testing.B) {
+	n := makeNode("V100", 8).Fractional().Obj(b)
+	shares := []int{460, 320, 230, 160, 100}
+	for i := range 20 {
+		a, ref := n.Fit(req(b, "gantry.dev/gpu-milli", shares[i%len(shares)]))
+		if ref != nil {
+			b.Fatal(ref)
+		}
+		if err := n.Commit(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := req(b, "gantry.dev/gpu-milli", 150)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ref := n.Fit(r); ref != nil {
+			b.Fatal(ref)
+		}
+	}
+}
+
+// Clone of an 8-GPU MIG node: what a per-cycle overlay pays.
+func BenchmarkCloneA100MIG(b *testing.B) {
+	n := makeNode("A100", 8).MIG(MIGMixed, "all-balanced").Obj(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = n.Clone()
+	}
+}

@@ -1,0 +1,181 @@
+package devices
+
+import (
+	"fmt"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Commit applies an assignment to the node's accounting. It is all or nothing: if any
+// device is unknown, unhealthy, of the wrong kind or already held (also twice within the
+// assignment itself), Commit returns an error and changes nothing. Nothing is ever double-booked.
+func (n *NodeDevices) Commit(a Assignment) error {
+	return n.apply(a, true)
+}
+
+// Release returns an assignment's devices. Releasing anything not held is an error and
+// changes nothing; a release restores the free state exactly.
+func (n *NodeDevices) Release(a Assignment) error {
+	return n.apply(a, false)
+}
+
+// apply works on copies of the touched GPUs and writes them back only when every device
+// succeeded.
+func (n *NodeDevices) apply(a Assignment, take bool) error {
+	touched := map[int]*gpuState{}
+	var order []int
+	for _, d := range a.Devices {
+		pos, ok := n.find(d.GPU)
+		if !ok {
+			return fmt.Errorf("device %s: no GPU-%d on the node", d.ID(), d.GPU)
+		}
+		g, seen := touched[pos]
+		if !seen {
+			c := n.gpus[pos].clone()
+			g = &c
+			touched[pos] = g
+			order = append(order, pos)
+		}
+		var err error
+		if take {
+			err = g.take(d)
+		} else {
+			err = g.give(d)
+		}
+		if err != nil {
+			return fmt.Errorf("device %s: %w", d.ID(), err)
+		}
+	}
+	for _, pos := range order {
+		n.gpus[pos] = *touched[pos]
+	}
+	return nil
+}
+
+// take holds device d on g.
+func (g *gpuState) take(d Device) error {
+	if !g.spec.Healthy {
+		return fmt.Errorf("GPU is unhealthy")
+	}
+	switch d.Kind {
+	case WholeGPU:
+		if g.kind != unitWhole && g.kind != unitShare {
+			return fmt.Errorf("GPU is not offered whole")
+		}
+		if !g.entirelyFree() {
+			return fmt.Errorf("GPU is already in use")
+		}
+		g.wholeUsed = true
+		return nil
+	case MIGDevice:
+		k, err := g.instanceIndex(d.Instance)
+		if err != nil {
+			return err
+		}
+		if g.instUsed[k] {
+			return fmt.Errorf("MIG instance is already in use")
+		}
+		g.instUsed[k] = true
+		return nil
+	case ReplicaDevice:
+		if err := g.checkReplica(d.Replica); err != nil {
+			return err
+		}
+		if g.replicaUsed[d.Replica] {
+			return fmt.Errorf("replica is already in use")
+		}
+		g.replicaUsed[d.Replica] = true
+		return nil
+	case ShareDevice:
+		return g.takeShare(d)
+	}
+	return fmt.Errorf("unknown device kind %d", d.Kind)
+}
+
+func (g *gpuState) takeShare(d Device) error {
+	if g.kind != unitShare {
+		return fmt.Errorf("GPU is not fractional")
+	}
+	if g.wholeUsed {
+		return fmt.Errorf("GPU is held whole")
+	}
+	if d.Milli < 0 || d.Memory < 0 || (d.Milli == 0 && d.Memory == 0) {
+		return fmt.Errorf("share of %dm and %d MiB is empty or negative", d.Milli, d.Memory)
+	}
+	if g.usedMilli+d.Milli > resources.MilliPerGPU || g.usedMemory+d.Memory > g.model.Memory {
+		return fmt.Errorf("share does not fit: %dm and %d MiB already held of %dm and %d MiB", g.usedMilli, g.usedMemory, resources.MilliPerGPU, g.model.Memory)
+	}
+	g.shares = append(g.shares, share{milli: d.Milli, memory: d.Memory})
+	g.usedMilli += d.Milli
+	g.usedMemory += d.Memory
+	return nil
+}
+
+// give releases device d on g.
+func (g *gpuState) give(d Device) error {
+	switch d.Kind {
+	case WholeGPU:
+		if !g.wholeUsed {
+			return fmt.Errorf("GPU is not held whole")
+		}
+		g.wholeUsed = false
+		return nil
+	case MIGDevice:
+		k, err := g.instanceIndex(d.Instance)
+		if err != nil {
+			return err
+		}
+		if !g.instUsed[k] {
+			return fmt.Errorf("MIG instance is not held")
+		}
+		g.instUsed[k] = false
+		return nil
+	case ReplicaDevice:
+		if err := g.checkReplica(d.Replica); err != nil {
+			return err
+		}
+		if !g.replicaUsed[d.Replica] {
+			return fmt.Errorf("replica is not held")
+		}
+		g.replicaUsed[d.Replica] = false
+		return nil
+	case ShareDevice:
+		return g.giveShare(d)
+	}
+	return fmt.Errorf("unknown device kind %d", d.Kind)
+}
+
+func (g *gpuState) giveShare(d Device) error {
+	want := share{milli: d.Milli, memory: d.Memory}
+	for i, s := range g.shares {
+		if s == want {
+			g.shares = append(g.shares[:i], g.shares[i+1:]...)
+			g.usedMilli -= d.Milli
+			g.usedMemory -= d.Memory
+			return nil
+		}
+	}
+	return fmt.Errorf("no share of %dm and %d MiB is held", d.Milli, d.Memory)
+}
+
+func (g *gpuState) instanceIndex(in Instance) (int, error) {
+	if g.kind != unitMIG {
+		return 0, fmt.Errorf("GPU has no MIG instances")
+	}
+	for k, have := range g.spec.Instances {
+		if have == in {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("GPU has no MIG instance %s (layout %v)", in, g.spec.Instances)
+}
+
+func (g *gpuState) checkReplica(k int) error {
+	if g.kind != unitReplica {
+		return fmt.Errorf("GPU is not time-sliced or MPS")
+	}
+	if k < 0 || k >= len(g.replicaUsed) {
+		return fmt.Errorf("replica %d out of range 0..%d", k, len(g.replicaUsed)-1)
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+// Package devices owns Gantry's GPU device model: pure accounting of what each GPU of a
+// node offers and which exact devices a pod holds. No I/O, no clocks, no randomness.
+//
+//   - Catalog (model.go, catalog.go): GPU models with memory, family and MIG geometry,
+//     looked up by canonical ID, GPU Feature Discovery product label or short name.
+//   - MIG (layout.go): every profile with its real placement rule (memory slices taken,
+//     allowed start slots, per-GPU count, one +me instance per GPU); ValidateLayout
+//     accepts exactly what the hardware accepts; named layouts in mig-parted style
+//     (all-disabled, all-<profile>, all-balanced, custom) resolve to concrete slots.
+//   - Sharing (sharing.go): exclusive, MIG single/mixed, time-slicing, MPS, fractional,
+//     with the resource names the NVIDIA device plugin advertises for each.
+//   - Allocation (node.go, fit.go, pick.go, commit.go): NodeDevices.Fit picks devices for
+//     one pod's Request without side effects and returns an Assignment or a Refusal;
+//     Commit and Release apply it all-or-nothing and never double-book.
+//   - Accounting (accounting.go): one unit, gantry.dev/gpu-milli, for whole GPUs, MIG
+//     instances, replicas and shares, so quota and fair share count them together.
+//
+// See docs/devices.md for the overview and the profile tables.
+package devices

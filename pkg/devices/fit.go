@@ -1,0 +1,298 @@
+package devices
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Fit picks concrete devices on the node for one pod's request, without changing the
+// node: whole GPUs prefer one NVLink domain, then one PCIe switch, then low indices;
+// MIG instances, replicas and shares go to the fullest GPU that still has room (best
+// fit), so whole GPUs stay free. A request that does not fit returns a Refusal naming
+// the short resource and the numbers.
+func (n *NodeDevices) Fit(r Request) (Assignment, *Refusal) {
+	if r.IsZero() {
+		return Assignment{}, nil
+	}
+	if ref := r.kindRefusal(); ref != nil {
+		return Assignment{}, ref
+	}
+	switch {
+	case r.IsFraction():
+		return n.fitShare(r)
+	case r.Units > 0:
+		return n.fitUnits(r)
+	case r.Shared > 0:
+		return n.fitReplicas(r, resources.NvidiaGPUShared, r.Shared)
+	}
+	return n.fitMIG(r)
+}
+
+// kindRefusal refuses a hand-built request that mixes kinds (ParseRequest never does).
+func (r Request) kindRefusal() *Refusal {
+	kinds := 0
+	for _, set := range []bool{r.Units > 0, r.Shared > 0, len(r.MIG) > 0, r.IsFraction()} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds > 1 || r.Units < 0 || r.Shared < 0 || r.Milli < 0 || r.Memory < 0 || r.Milli >= resources.MilliPerGPU {
+		return &Refusal{Resource: resources.NvidiaGPU, Reason: fmt.Sprintf("malformed request %s: one kind of GPU resource, non-negative, shares below 1000m", r)}
+	}
+	return nil
+}
+
+// eligible reports whether GPU g may serve r at all: healthy and of an allowed model.
+func eligible(g *gpuState, r Request) bool {
+	if !g.spec.Healthy {
+		return false
+	}
+	if len(r.ModelConstraint) == 0 {
+		return true
+	}
+	for _, id := range r.ModelConstraint {
+		if id == g.model.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// fitUnits serves nvidia.com/gpu from one class of units: whole GPUs, else MIG-single
+// instances, else time-sliced/MPS replicas without renameByDefault.
+func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
+	whole := n.freeWhole(r)
+	if int64(len(whole)) >= r.Units {
+		return n.wholeAssignment(pickTopology(n.gpus, whole, int(r.Units))), nil
+	}
+	inst := n.freeInstances(r, "", MIGSingle)
+	if int64(len(inst)) >= r.Units {
+		return n.instanceAssignment(inst[:r.Units]), nil
+	}
+	reps := n.freeReplicas(r, resources.NvidiaGPU)
+	if int64(len(reps)) >= r.Units {
+		return n.replicaAssignment(reps[:r.Units]), nil
+	}
+	return Assignment{}, &Refusal{Resource: resources.NvidiaGPU, Reason: fmt.Sprintf(
+		"need %d, free: %d whole GPUs, %d MIG instances, %d replicas (%d GPUs healthy of %d)",
+		r.Units, len(whole), len(inst), len(reps), n.healthyCount(), len(n.gpus))}
+}
+
+func (n *NodeDevices) fitReplicas(r Request, name resources.Name, count int64) (Assignment, *Refusal) {
+	reps := n.freeReplicas(r, name)
+	if int64(len(reps)) < count {
+		return Assignment{}, &Refusal{Resource: name, Reason: fmt.Sprintf("need %d replicas, %d free", count, len(reps))}
+	}
+	return n.replicaAssignment(reps[:count]), nil
+}
+
+// fitMIG serves mixed-strategy MIG requests, profile by profile.
+func (n *NodeDevices) fitMIG(r Request) (Assignment, *Refusal) {
+	var a Assignment
+	for _, mc := range r.MIG {
+		inst := n.freeInstances(r, mc.Profile, MIGMixed)
+		if int64(len(inst)) < mc.Count {
+			return Assignment{}, &Refusal{Resource: resources.MIGResource(mc.Profile), Reason: fmt.Sprintf(
+				"need %d instances, %d free (%d on the node)", mc.Count, len(inst), n.instanceTotal(mc.Profile))}
+		}
+		a.Devices = append(a.Devices, n.instanceAssignment(inst[:mc.Count]).Devices...)
+	}
+	return a, nil
+}
+
+// fitShare serves a fraction of one GPU on the fullest fractional GPU with room.
+func (n *NodeDevices) fitShare(r Request) (Assignment, *Refusal) {
+	best, bestFree := -1, resources.MilliGPU(0)
+	bestMem := resources.MiB(0)
+	var mostFree resources.MilliGPU
+	for i := range n.gpus {
+		g := &n.gpus[i]
+		if !eligible(g, r) || g.kind != unitShare || g.wholeUsed {
+			continue
+		}
+		free, freeMem := resources.MilliPerGPU-g.usedMilli, g.model.Memory-g.usedMemory
+		mostFree = max(mostFree, free)
+		if !g.shareFits(r) {
+			continue
+		}
+		if best < 0 || free < bestFree || (free == bestFree && freeMem < bestMem) {
+			best, bestFree, bestMem = i, free, freeMem
+		}
+	}
+	if best < 0 {
+		name := resources.GPUMilli
+		if r.Milli == 0 {
+			name = resources.GPUMemory
+		}
+		return Assignment{}, &Refusal{Resource: name, Reason: fmt.Sprintf(
+			"no fractional GPU has %dm and %d MiB free (most free compute on one GPU: %dm)", r.Milli, r.Memory, mostFree)}
+	}
+	return Assignment{Devices: []Device{n.gpus[best].shareDevice(r)}}, nil
+}
+
+// shareMilli is the compute a share takes: what it asks, or for a memory-only share
+// its memory's part of the GPU, rounded up so shares never oversubscribe compute.
+func (g *gpuState) shareMilli(r Request) resources.MilliGPU {
+	if r.Milli > 0 || g.model.Memory == 0 {
+		return r.Milli
+	}
+	m := (int64(r.Memory)*int64(resources.MilliPerGPU) + int64(g.model.Memory) - 1) / int64(g.model.Memory)
+	return resources.MilliGPU(max(m, 1))
+}
+
+func (g *gpuState) shareFits(r Request) bool {
+	return g.usedMilli+g.shareMilli(r) <= resources.MilliPerGPU && g.usedMemory+r.Memory <= g.model.Memory
+}
+
+func (g *gpuState) shareDevice(r Request) Device {
+	return Device{GPU: g.spec.Index, Kind: ShareDevice, Milli: g.shareMilli(r), Memory: r.Memory}
+}
+
+func (n *NodeDevices) healthyCount() int {
+	c := 0
+	for i := range n.gpus {
+		if n.gpus[i].spec.Healthy {
+			c++
+		}
+	}
+	return c
+}
+
+func (n *NodeDevices) instanceTotal(profile string) int {
+	c := 0
+	for i := range n.gpus {
+		for _, in := range n.gpus[i].spec.Instances {
+			if in.Profile == profile && n.gpus[i].spec.Healthy {
+				c++
+			}
+		}
+	}
+	return c
+}
+
+// slot is a free MIG instance or replica: GPU position in n.gpus and slot index.
+type slot struct{ pos, k int }
+
+// freeWhole lists positions of GPUs that can go whole now.
+func (n *NodeDevices) freeWhole(r Request) []int {
+	var out []int
+	for i := range n.gpus {
+		g := &n.gpus[i]
+		if !eligible(g, r) {
+			continue
+		}
+		if (g.kind == unitWhole && !g.wholeUsed) || (g.kind == unitShare && g.entirelyFree()) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// freeInstances lists free MIG instances of profile ("" = any) under strategy, fullest
+// GPU first, then lowest index and start.
+func (n *NodeDevices) freeInstances(r Request, profile string, strategy MIGStrategy) []slot {
+	var out []slot
+	for i := range n.gpus {
+		g := &n.gpus[i]
+		if !eligible(g, r) || g.kind != unitMIG || g.spec.Sharing.EffectiveMIGStrategy() != strategy {
+			continue
+		}
+		for k, in := range g.spec.Instances {
+			if !g.instUsed[k] && (profile == "" || in.Profile == profile) {
+				out = append(out, slot{i, k})
+			}
+		}
+	}
+	n.sortFullestFirst(out, func(g *gpuState) int { return g.freeInstanceCount() })
+	return out
+}
+
+// freeReplicas lists free replicas advertised as name, fullest GPU first.
+func (n *NodeDevices) freeReplicas(r Request, name resources.Name) []slot {
+	var out []slot
+	for i := range n.gpus {
+		g := &n.gpus[i]
+		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name {
+			continue
+		}
+		for k, used := range g.replicaUsed {
+			if !used {
+				out = append(out, slot{i, k})
+			}
+		}
+	}
+	n.sortFullestFirst(out, func(g *gpuState) int { return g.freeReplicaCount() })
+	return out
+}
+
+// sortFullestFirst orders slots by their GPU's free count, then position, then slot.
+func (n *NodeDevices) sortFullestFirst(s []slot, free func(*gpuState) int) {
+	sort.SliceStable(s, func(i, j int) bool {
+		fi, fj := free(&n.gpus[s[i].pos]), free(&n.gpus[s[j].pos])
+		if fi != fj {
+			return fi < fj
+		}
+		if s[i].pos != s[j].pos {
+			return s[i].pos < s[j].pos
+		}
+		return s[i].k < s[j].k
+	})
+}
+
+func (g *gpuState) freeInstanceCount() int {
+	c := 0
+	for _, u := range g.instUsed {
+		if !u {
+			c++
+		}
+	}
+	return c
+}
+
+func (g *gpuState) freeReplicaCount() int {
+	c := 0
+	for _, u := range g.replicaUsed {
+		if !u {
+			c++
+		}
+	}
+	return c
+}
+
+func (n *NodeDevices) wholeAssignment(pos []int) Assignment {
+	a := Assignment{Devices: make([]Device, len(pos))}
+	for i, p := range pos {
+		g := &n.gpus[p]
+		a.Devices[i] = Device{GPU: g.spec.Index, Kind: WholeGPU, Milli: resources.MilliPerGPU, Memory: g.model.Memory}
+	}
+	return a
+}
+
+func (n *NodeDevices) instanceAssignment(slots []slot) Assignment {
+	a := Assignment{Devices: make([]Device, len(slots))}
+	for i, s := range slots {
+		a.Devices[i] = n.gpus[s.pos].instanceDevice(s.k)
+	}
+	return a
+}
+
+func (g *gpuState) instanceDevice(k int) Device {
+	in := g.spec.Instances[k]
+	p, _ := g.model.Profile(in.Profile)
+	return Device{GPU: g.spec.Index, Kind: MIGDevice, Instance: in, Milli: p.Milli(g.model.MIG), Memory: p.Memory}
+}
+
+func (n *NodeDevices) replicaAssignment(slots []slot) Assignment {
+	a := Assignment{Devices: make([]Device, len(slots))}
+	for i, s := range slots {
+		a.Devices[i] = n.gpus[s.pos].replicaDevice(s.k)
+	}
+	return a
+}
+
+func (g *gpuState) replicaDevice(k int) Device {
+	s := g.spec.Sharing
+	return Device{GPU: g.spec.Index, Kind: ReplicaDevice, Replica: k, Milli: replicaMilli(s.Replicas), Memory: s.ReplicaMemory(g.model)}
+}

@@ -1,0 +1,221 @@
+package devices
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+func TestFit(t *testing.T) {
+	type held = []string // requests committed before the one under test, as "name=amount"
+	tests := []struct {
+		name string
+		node *nodeBuilder
+		held held
+		req  []any
+		// wantIDs: the devices picked; wantRefusal: the short resource when it must not fit
+		wantIDs     []string
+		wantRefusal resources.Name
+	}{
+		{"4 whole GPUs stay in one NVLink domain", makeNode("H100", 8).NVLink(4),
+			held{"nvidia.com/gpu=1"}, []any{"nvidia.com/gpu", 4},
+			[]string{"GPU-4", "GPU-5", "GPU-6", "GPU-7"}, ""},
+		{"1 GPU goes to the tightest domain and switch", makeNode("H100", 8).NVLink(4),
+			held{"nvidia.com/gpu=1"}, []any{"nvidia.com/gpu", 1},
+			[]string{"GPU-1"}, ""},
+		{"2 GPUs prefer one PCIe switch", makeNode("H100", 8).NVLink(4),
+			held{"nvidia.com/gpu=1"}, []any{"nvidia.com/gpu", 2},
+			[]string{"GPU-2", "GPU-3"}, ""},
+		{"6 GPUs span domains", makeNode("H100", 8).NVLink(4),
+			held{"nvidia.com/gpu=1"}, []any{"nvidia.com/gpu", 6},
+			[]string{"GPU-2", "GPU-3", "GPU-4", "GPU-5", "GPU-6", "GPU-7"}, ""},
+		{"too many GPUs", makeNode("H100", 8), held{"nvidia.com/gpu=4"}, []any{"nvidia.com/gpu", 5}, nil, resources.NvidiaGPU},
+		{"unhealthy GPUs offer nothing", makeNode("H100", 2).Unhealthy(0), nil, []any{"nvidia.com/gpu", 2}, nil, resources.NvidiaGPU},
+		{"unhealthy GPU skipped", makeNode("H100", 2).Unhealthy(0), nil, []any{"nvidia.com/gpu", 1}, []string{"GPU-1"}, ""},
+		{"MIG mixed picks the fullest GPU", makeNode("A100", 2).MIG(MIGMixed, "all-balanced"),
+			held{"nvidia.com/mig-1g.5gb=1"}, []any{"nvidia.com/mig-1g.5gb", 1},
+			[]string{"GPU-0/mig-1g.5gb@3"}, ""},
+		{"MIG mixed out of a profile", makeNode("A100", 1).MIG(MIGMixed, "all-balanced"),
+			held{"nvidia.com/mig-3g.20gb=1"}, []any{"nvidia.com/mig-3g.20gb", 1}, nil, "nvidia.com/mig-3g.20gb"},
+		{"MIG profile not on node", makeNode("A100", 1).MIG(MIGMixed, "all-balanced"), nil, []any{"nvidia.com/mig-7g.40gb", 1}, nil, "nvidia.com/mig-7g.40gb"},
+		{"MIG single serves nvidia.com/gpu", makeNode("H100", 2).MIG(MIGSingle, "all-3g.40gb"),
+			nil, []any{"nvidia.com/gpu", 3},
+			[]string{"GPU-0/mig-3g.40gb@0", "GPU-0/mig-3g.40gb@4", "GPU-1/mig-3g.40gb@0"}, ""},
+		{"MIG single ignores mig-<profile>", makeNode("H100", 1).MIG(MIGSingle, "all-3g.40gb"), nil, []any{"nvidia.com/mig-3g.40gb", 1}, nil, "nvidia.com/mig-3g.40gb"},
+		{"time-slicing packs replicas", makeNode("T4", 2).TimeSlicing(4, false),
+			held{"nvidia.com/gpu=1"}, []any{"nvidia.com/gpu", 2},
+			[]string{"GPU-0/replica-1", "GPU-0/replica-2"}, ""},
+		{"renamed replicas are gpu.shared", makeNode("T4", 1).TimeSlicing(2, true), nil, []any{"nvidia.com/gpu.shared", 2},
+			[]string{"GPU-0/replica-0", "GPU-0/replica-1"}, ""},
+		{"renamed replicas do not serve nvidia.com/gpu", makeNode("T4", 1).TimeSlicing(2, true), nil, []any{"nvidia.com/gpu", 1}, nil, resources.NvidiaGPU},
+		{"MPS replicas", makeNode("A100", 1).MPS(4, 0), nil, []any{"nvidia.com/gpu", 1}, []string{"GPU-0/replica-0"}, ""},
+		{"fraction best fit", makeNode("V100", 3).Fractional(),
+			held{"gantry.dev/gpu-milli=500", "gantry.dev/gpu-milli=800"}, []any{"gantry.dev/gpu-milli", 200},
+			[]string{"GPU-1/share-200m"}, ""},
+		{"fraction needs room", makeNode("V100", 1).Fractional(),
+			held{"gantry.dev/gpu-milli=600"}, []any{"gantry.dev/gpu-milli", 500}, nil, resources.GPUMilli},
+		{"fraction by memory", makeNode("V100", 1).Fractional(), nil, []any{"gantry.dev/gpu-memory", 4096},
+			[]string{"GPU-0/share-250m-4096Mi"}, ""},
+		{"whole GPU on fractional node takes a free GPU", makeNode("V100", 2).Fractional(),
+			held{"gantry.dev/gpu-milli=100"}, []any{"nvidia.com/gpu", 1}, []string{"GPU-1"}, ""},
+		{"whole GPU on fractional node needs an entirely free GPU", makeNode("V100", 1).Fractional(),
+			held{"gantry.dev/gpu-milli=100"}, []any{"nvidia.com/gpu", 1}, nil, resources.NvidiaGPU},
+		{"fraction on exclusive node", makeNode("V100", 1), nil, []any{"gantry.dev/gpu-milli", 100}, nil, resources.GPUMilli},
+		{"no GPU request", makeNode("V100", 1), nil, []any{"cpu", 1000}, []string{}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.node.Obj(t)
+			for _, h := range tc.held {
+				name, amt, _ := strings.Cut(h, "=")
+				a, ref := n.Fit(req(t, name, int(resources.MustParse(resources.Name(name), amt))))
+				if ref != nil {
+					t.Fatalf("setup %s: %s", h, ref)
+				}
+				if err := n.Commit(a); err != nil {
+					t.Fatalf("setup %s: %v", h, err)
+				}
+			}
+			before := n.Free()
+			a, ref := n.Fit(req(t, tc.req...))
+			if !sameVector(n.Free(), before) {
+				t.Fatalf("Fit changed the node")
+			}
+			if tc.wantRefusal != "" {
+				if ref == nil || ref.Resource != tc.wantRefusal || ref.Reason == "" {
+					t.Fatalf("want refusal on %s, got %v %s", tc.wantRefusal, a, ref)
+				}
+				return
+			}
+			if ref != nil {
+				t.Fatalf("refused: %s", ref)
+			}
+			if !slices.Equal(a.IDs(), tc.wantIDs) {
+				t.Fatalf("picked %v, want %v", a.IDs(), tc.wantIDs)
+			}
+			if err := n.Commit(a); err != nil {
+				t.Fatalf("commit of a fitted assignment: %v", err)
+			}
+		})
+	}
+}
+
+func TestModelConstraint(t *testing.T) {
+	n := makeNode("V100", 2).Fractional().Obj(t)
+	r := req(t, "gantry.dev/gpu-milli", 300)
+	r.ModelConstraint = []ModelID{"T4"}
+	if _, ref := n.Fit(r); ref == nil {
+		t.Fatal("a T4-only request must not fit a V100 node")
+	}
+	r.ModelConstraint = []ModelID{"T4", "V100-SXM2-16GB"}
+	if _, ref := n.Fit(r); ref != nil {
+		t.Fatalf("V100 allowed, got %s", ref)
+	}
+}
+
+func TestCapacityAndFree(t *testing.T) {
+	tests := []struct {
+		name string
+		node *nodeBuilder
+		// want: Capacity() as a vector string
+		want string
+	}{
+		{"exclusive", makeNode("H100", 8), "gantry.dev/gpu-memory=655360,gantry.dev/gpu-milli=8000,nvidia.com/gpu=8"},
+		{"mig mixed balanced", makeNode("A100", 1).MIG(MIGMixed, "all-balanced"),
+			"gantry.dev/gpu-memory=40960,gantry.dev/gpu-milli=997,nvidia.com/mig-1g.5gb=2,nvidia.com/mig-2g.10gb=1,nvidia.com/mig-3g.20gb=1"},
+		{"mig single", makeNode("A100", 2).MIG(MIGSingle, "all-1g.5gb"), "gantry.dev/gpu-memory=71680,gantry.dev/gpu-milli=1988,nvidia.com/gpu=14"},
+		{"time-slicing renamed", makeNode("T4", 2).TimeSlicing(4, true), "gantry.dev/gpu-memory=32768,gantry.dev/gpu-milli=2000,nvidia.com/gpu.shared=8"},
+		{"mps with limit", makeNode("A100", 1).MPS(4, 8192), "gantry.dev/gpu-memory=32768,gantry.dev/gpu-milli=1000,nvidia.com/gpu=4"},
+		{"fractional", makeNode("V100", 2).Fractional(), "gantry.dev/gpu-memory=32768,gantry.dev/gpu-milli=2000,nvidia.com/gpu=2"},
+		{"unhealthy excluded", makeNode("V100", 2).Unhealthy(1), "gantry.dev/gpu-memory=16384,gantry.dev/gpu-milli=1000,nvidia.com/gpu=1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.node.Obj(t)
+			if got := n.Capacity().String(); got != tc.want {
+				t.Fatalf("Capacity = %s, want %s", got, tc.want)
+			}
+			if !sameVector(n.Free(), n.Capacity()) {
+				t.Fatalf("Free %s != Capacity %s with nothing held", n.Free(), n.Capacity())
+			}
+		})
+	}
+}
+
+func TestFractionalFreeTracksShares(t *testing.T) {
+	n := makeNode("V100", 1).Fractional().Obj(t)
+	a, _ := n.Fit(req(t, "gantry.dev/gpu-milli", 300, "gantry.dev/gpu-memory", 1024))
+	if err := n.Commit(a); err != nil {
+		t.Fatal(err)
+	}
+	want := "gantry.dev/gpu-memory=15360,gantry.dev/gpu-milli=700"
+	if got := n.Free().String(); got != want {
+		t.Fatalf("Free = %s, want %s (no whole GPU left)", got, want)
+	}
+	if got := n.FreeMilliByGPU(); !slices.Equal(got, []resources.MilliGPU{700}) {
+		t.Fatalf("FreeMilliByGPU = %v", got)
+	}
+}
+
+func TestFitCandidatesAndFitOn(t *testing.T) {
+	n := makeNode("V100", 3).Fractional().Obj(t)
+	for _, m := range []int{500, 800} {
+		a, _ := n.Fit(req(t, "gantry.dev/gpu-milli", m))
+		if err := n.Commit(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := req(t, "gantry.dev/gpu-milli", 400)
+	var ids []string
+	for _, c := range n.FitCandidates(r) {
+		ids = append(ids, c.IDs()...)
+	}
+	// GPU-0 holds 500m (400 fits), GPU-1 holds 800m (does not), GPU-2 is empty.
+	if want := []string{"GPU-0/share-400m", "GPU-2/share-400m"}; !slices.Equal(ids, want) {
+		t.Fatalf("candidates %v, want %v", ids, want)
+	}
+	if _, ref := n.FitOn(r, 1); ref == nil {
+		t.Fatal("FitOn GPU-1 must refuse: 200m free")
+	}
+	if a, ref := n.FitOn(r, 2); ref != nil || a.IDs()[0] != "GPU-2/share-400m" {
+		t.Fatalf("FitOn GPU-2 = %v %s", a, ref)
+	}
+	if _, ref := n.FitOn(req(t, "nvidia.com/gpu", 2), 0); ref == nil {
+		t.Fatal("FitOn must refuse multi-device requests")
+	}
+	if got := n.FitCandidates(req(t, "gantry.dev/gpu-milli", 900)); len(got) != 1 || got[0].IDs()[0] != "GPU-2/share-900m" {
+		t.Fatalf("900m candidates: %v", got)
+	}
+}
+
+func TestNewNodeDevicesRejectsBadGPUs(t *testing.T) {
+	a100 := Sharing{Mode: MIG, MIGStrategy: MIGSingle}
+	tests := []struct {
+		name string
+		gpus []GPU
+		// wantErr: substring of the error naming the GPU and the problem
+		wantErr string
+	}{
+		{"duplicate index", []GPU{{Index: 0, Model: "T4"}, {Index: 0, Model: "T4"}}, "GPU-0: index appears twice"},
+		{"negative index", []GPU{{Index: -1, Model: "T4"}}, "negative"},
+		{"unknown model", []GPU{{Index: 0, Model: "Z9"}}, "GPU-0: model"},
+		{"bad layout", []GPU{{Index: 0, Model: "A100", Sharing: a100, Instances: inst("4g.20gb@0 4g.20gb@0")}}, "overlaps"},
+		{"instances without MIG mode", []GPU{{Index: 0, Model: "A100", Instances: inst("7g.40gb@0")}}, "sharing mode"},
+		{"single strategy two profiles", []GPU{
+			{Index: 0, Model: "A100", Sharing: a100, Instances: inst("7g.40gb@0")},
+			{Index: 1, Model: "A100", Sharing: a100, Instances: inst("3g.20gb@0")}}, "one profile"},
+		{"mixed strategies", []GPU{
+			{Index: 0, Model: "A100", Sharing: a100, Instances: inst("7g.40gb@0")},
+			{Index: 1, Model: "A100", Sharing: Sharing{Mode: MIG, MIGStrategy: MIGMixed}, Instances: inst("3g.20gb@0")}}, "MIG strategy"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewNodeDevices(tc.gpus)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package devices
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// ModelID is the canonical name of a GPU model, e.g. "H100-SXM5-80GB".
+type ModelID string
+
+// Model is one GPU model of the catalog.
+type Model struct {
+	ID ModelID
+	// Family is the architecture ("Ampere", "Hopper", ...).
+	Family string
+	// Memory is the nominal memory of one GPU (the marketing GB times 1024; nvidia-smi
+	// reports a little less, which no accounting here depends on).
+	Memory resources.MiB
+	// MIG is the MIG geometry; nil for models without MIG.
+	MIG *MIGGeometry
+	// Products are the nvidia.com/gpu.product values GPU Feature Discovery writes for it;
+	// Aliases are further names users write (short names, trace codes).
+	Products []string
+	Aliases  []string
+}
+
+// MIGGeometry is how a MIG-capable model is sliced.
+type MIGGeometry struct {
+	// MemorySlices (8 on A100/H100/H200, 4 on A30) are the placement slots; ComputeSlices
+	// (7 or 4) bound the sum of the instances' compute.
+	MemorySlices  int
+	ComputeSlices int
+	// Profiles, smallest first.
+	Profiles []Profile
+	// Balanced is mig-parted's "all-balanced" layout for the model.
+	Balanced []string
+}
+
+// Profile is one MIG GPU-instance profile and its placement rule.
+type Profile struct {
+	Name          string
+	ComputeSlices int
+	MemorySlices  int
+	Memory        resources.MiB
+	// Starts are the memory slices an instance may start at; it then occupies
+	// MemorySlices consecutive slices.
+	Starts []int
+	// MaxCount is how many instances of this profile fit on one GPU.
+	MaxCount int
+	// MediaExtensions (+me) profiles own the GPU's media engines: one per GPU.
+	MediaExtensions bool
+}
+
+// Milli is the profile's share of the GPU in the common accounting unit: its compute
+// slices over the model's, rounded down (7g = 1000, 3g = 428, 1g = 142 on 7-slice GPUs).
+func (p Profile) Milli(g *MIGGeometry) resources.MilliGPU {
+	if g == nil || g.ComputeSlices == 0 {
+		return 0
+	}
+	return resources.MilliGPU(p.ComputeSlices) * resources.MilliPerGPU / resources.MilliGPU(g.ComputeSlices)
+}
+
+// occupies reports whether an instance of p started at start covers memory slice s.
+func (p Profile) occupies(start, s int) bool { return s >= start && s < start+p.MemorySlices }
+
+// allowsStart reports whether start is one of p's placement slots.
+func (p Profile) allowsStart(start int) bool {
+	for _, s := range p.Starts {
+		if s == start {
+			return true
+		}
+	}
+	return false
+}
+
+// Profile returns the MIG profile of m with the given name (case-insensitive).
+func (m Model) Profile(name string) (Profile, bool) {
+	if m.MIG == nil {
+		return Profile{}, false
+	}
+	for _, p := range m.MIG.Profiles {
+		if strings.EqualFold(p.Name, name) {
+			return p, true
+		}
+	}
+	return Profile{}, false
+}
+
+// ProfileNames lists m's MIG profile names, smallest first.
+func (m Model) ProfileNames() []string {
+	if m.MIG == nil {
+		return nil
+	}
+	out := make([]string, len(m.MIG.Profiles))
+	for i, p := range m.MIG.Profiles {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Models returns the whole catalog, sorted by ID. Each call builds fresh values, so
+// callers may keep or change what they get.
+func Models() []Model {
+	ms := catalog()
+	sort.Slice(ms, func(i, j int) bool { return ms[i].ID < ms[j].ID })
+	return ms
+}
+
+// LookupModel finds a model by canonical ID, GPU Feature Discovery product label
+// (with GFD's "-SHARED" and "-MIG-<profile>" suffixes stripped) or short name, ignoring
+// case, spaces and underscores.
+func LookupModel(name string) (Model, error) {
+	key := normalizeModelName(name)
+	if key == "" {
+		return Model{}, fmt.Errorf("GPU model name is empty")
+	}
+	for _, m := range catalog() {
+		for _, n := range m.names() {
+			if normalizeModelName(n) == key {
+				return m, nil
+			}
+		}
+	}
+	return Model{}, fmt.Errorf("unknown GPU model %q: known models are %s", name, strings.Join(modelIDs(), ", "))
+}
+
+func (m Model) names() []string {
+	out := []string{string(m.ID)}
+	out = append(out, m.Products...)
+	return append(out, m.Aliases...)
+}
+
+func modelIDs() []string {
+	var ids []string
+	for _, m := range Models() {
+		ids = append(ids, string(m.ID))
+	}
+	return ids
+}
+
+// normalizeModelName upper-cases, turns spaces and underscores into dashes and drops
+// the suffixes GFD appends under time-slicing ("-SHARED") and MIG single ("-MIG-1G.10GB").
+func normalizeModelName(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	s = strings.NewReplacer(" ", "-", "_", "-").Replace(s)
+	if i := strings.Index(s, "-MIG-"); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSuffix(s, "-SHARED")
+}

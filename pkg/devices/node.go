@@ -1,0 +1,235 @@
+package devices
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// NodeDevices is the GPU accounting of one node: what each GPU offers and what is held.
+// It is plain data with no I/O; Clone gives an independent copy for what-if work.
+type NodeDevices struct {
+	gpus []gpuState
+}
+
+// gpuState is one GPU with its model and what is held on it.
+type gpuState struct {
+	spec        GPU
+	model       Model
+	kind        unitKind
+	wholeUsed   bool
+	instUsed    []bool  // per spec.Instances entry
+	replicaUsed []bool  // per replica
+	shares      []share // fractional shares held
+	usedMilli   resources.MilliGPU
+	usedMemory  resources.MiB
+}
+
+// share is one fractional holding on a GPU.
+type share struct {
+	milli  resources.MilliGPU
+	memory resources.MiB
+}
+
+// NewNodeDevices validates the GPUs of a node and returns their accounting with nothing
+// held. GPUs are kept sorted by index; indices must be unique and non-negative, models
+// known, sharing valid for the model, MIG layouts valid, and every MIG GPU on the node must
+// use one strategy (one profile under single), as the device plugin requires.
+func NewNodeDevices(gpus []GPU) (*NodeDevices, error) {
+	sorted := append([]GPU(nil), gpus...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
+	n := &NodeDevices{gpus: make([]gpuState, len(sorted))}
+	for i, g := range sorted {
+		st, err := newGPUState(g)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && sorted[i-1].Index == g.Index {
+			return nil, fmt.Errorf("GPU-%d: index appears twice", g.Index)
+		}
+		n.gpus[i] = st
+	}
+	if err := n.checkMIGStrategy(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func newGPUState(g GPU) (gpuState, error) {
+	if g.Index < 0 {
+		return gpuState{}, fmt.Errorf("GPU-%d: index is negative", g.Index)
+	}
+	m, err := LookupModel(string(g.Model))
+	if err != nil {
+		return gpuState{}, fmt.Errorf("GPU-%d: model: %w", g.Index, err)
+	}
+	if err := ValidateSharing(m, g.Sharing); err != nil {
+		return gpuState{}, fmt.Errorf("GPU-%d: %w", g.Index, err)
+	}
+	if len(g.Instances) > 0 && g.Sharing.EffectiveMode() != MIG {
+		return gpuState{}, fmt.Errorf("GPU-%d: has MIG instances but sharing mode is %s", g.Index, g.Sharing.EffectiveMode())
+	}
+	if err := m.ValidateLayout(g.Instances); err != nil {
+		return gpuState{}, fmt.Errorf("GPU-%d: instances: %w", g.Index, err)
+	}
+	g.Instances = append([]Instance(nil), g.Instances...)
+	st := gpuState{spec: g, model: m, kind: kindOf(g)}
+	switch st.kind {
+	case unitMIG:
+		st.instUsed = make([]bool, len(g.Instances))
+	case unitReplica:
+		st.replicaUsed = make([]bool, g.Sharing.Replicas)
+	}
+	return st, nil
+}
+
+// checkMIGStrategy enforces one MIG strategy per node and one profile under single.
+func (n *NodeDevices) checkMIGStrategy() error {
+	strategy, profile := MIGStrategy(""), ""
+	for _, g := range n.gpus {
+		if g.kind != unitMIG {
+			continue
+		}
+		s := g.spec.Sharing.EffectiveMIGStrategy()
+		if strategy != "" && s != strategy {
+			return fmt.Errorf("GPU-%d: MIG strategy %s differs from %s on other GPUs of the node", g.spec.Index, s, strategy)
+		}
+		strategy = s
+		if s != MIGSingle {
+			continue
+		}
+		for _, in := range g.spec.Instances {
+			if profile != "" && in.Profile != profile {
+				return fmt.Errorf("GPU-%d: MIG strategy single needs one profile on the node, found %s and %s", g.spec.Index, profile, in.Profile)
+			}
+			profile = in.Profile
+		}
+	}
+	return nil
+}
+
+// GPUs returns the node's GPUs (copies), sorted by index.
+func (n *NodeDevices) GPUs() []GPU {
+	out := make([]GPU, len(n.gpus))
+	for i, g := range n.gpus {
+		out[i] = g.spec
+		out[i].Instances = append([]Instance(nil), g.spec.Instances...)
+	}
+	return out
+}
+
+// Clone returns an independent copy; only the small per-GPU usage slices are copied.
+func (n *NodeDevices) Clone() *NodeDevices {
+	c := &NodeDevices{gpus: make([]gpuState, len(n.gpus))}
+	for i := range n.gpus {
+		c.gpus[i] = n.gpus[i].clone()
+	}
+	return c
+}
+
+func (g gpuState) clone() gpuState {
+	g.instUsed = append([]bool(nil), g.instUsed...)
+	g.replicaUsed = append([]bool(nil), g.replicaUsed...)
+	g.shares = append([]share(nil), g.shares...)
+	return g
+}
+
+// SetHealthy marks a GPU healthy or not. An unhealthy GPU offers nothing; what is held
+// on it stays held until released.
+func (n *NodeDevices) SetHealthy(index int, ok bool) error {
+	i, found := n.find(index)
+	if !found {
+		return fmt.Errorf("GPU-%d: no such GPU on the node", index)
+	}
+	n.gpus[i].spec.Healthy = ok
+	return nil
+}
+
+// find returns the position of GPU index in n.gpus.
+func (n *NodeDevices) find(index int) (int, bool) {
+	i := sort.Search(len(n.gpus), func(i int) bool { return n.gpus[i].spec.Index >= index })
+	return i, i < len(n.gpus) && n.gpus[i].spec.Index == index
+}
+
+// Capacity is what the device plugin would advertise for the healthy GPUs (nvidia.com/gpu,
+// nvidia.com/gpu.shared, nvidia.com/mig-<profile>) plus Gantry's gantry.dev/gpu-milli and
+// gantry.dev/gpu-memory.
+func (n *NodeDevices) Capacity() resources.Vector { return n.offer(false) }
+
+// Free is the part of Capacity that is not held.
+func (n *NodeDevices) Free() resources.Vector { return n.offer(true) }
+
+func (n *NodeDevices) offer(freeOnly bool) resources.Vector {
+	v := resources.Vector{}
+	for i := range n.gpus {
+		if n.gpus[i].spec.Healthy {
+			n.gpus[i].addOffer(v, freeOnly)
+		}
+	}
+	return v
+}
+
+// addOffer adds what one GPU offers (all of it, or only its free part) to v.
+func (g *gpuState) addOffer(v resources.Vector, freeOnly bool) {
+	add := func(name resources.Name, a int64) { v[name] = resources.SatAdd(v[name], resources.Amount(a)) }
+	s := g.spec.Sharing
+	switch g.kind {
+	case unitWhole:
+		if !freeOnly || !g.wholeUsed {
+			add(resources.NvidiaGPU, 1)
+			add(resources.GPUMilli, int64(resources.MilliPerGPU))
+			add(resources.GPUMemory, int64(g.model.Memory))
+		}
+	case unitMIG:
+		for k, in := range g.spec.Instances {
+			if freeOnly && g.instUsed[k] {
+				continue
+			}
+			p, _ := g.model.Profile(in.Profile)
+			add(migResource(s, p.Name), 1)
+			add(resources.GPUMilli, int64(p.Milli(g.model.MIG)))
+			add(resources.GPUMemory, int64(p.Memory))
+		}
+	case unitReplica:
+		for _, used := range g.replicaUsed {
+			if freeOnly && used {
+				continue
+			}
+			add(replicaResource(s), 1)
+			add(resources.GPUMilli, int64(replicaMilli(s.Replicas)))
+			add(resources.GPUMemory, int64(s.ReplicaMemory(g.model)))
+		}
+	case unitShare:
+		if !freeOnly {
+			add(resources.NvidiaGPU, 1)
+			add(resources.GPUMilli, int64(resources.MilliPerGPU))
+			add(resources.GPUMemory, int64(g.model.Memory))
+			return
+		}
+		if g.entirelyFree() {
+			add(resources.NvidiaGPU, 1)
+		}
+		if !g.wholeUsed {
+			add(resources.GPUMilli, int64(resources.MilliPerGPU-g.usedMilli))
+			add(resources.GPUMemory, int64(g.model.Memory-g.usedMemory))
+		}
+	}
+}
+
+// entirelyFree reports whether a fractional GPU holds nothing, so it can go whole.
+func (g *gpuState) entirelyFree() bool { return !g.wholeUsed && len(g.shares) == 0 }
+
+// FreeMilliByGPU is each GPU's free share in the common unit, in GPUs() order, by the
+// same rules as Free (0 for an unhealthy GPU), for scorers that look at fragmentation.
+func (n *NodeDevices) FreeMilliByGPU() []resources.MilliGPU {
+	out := make([]resources.MilliGPU, len(n.gpus))
+	for i := range n.gpus {
+		if n.gpus[i].spec.Healthy {
+			v := resources.Vector{}
+			n.gpus[i].addOffer(v, true)
+			out[i] = resources.MilliGPU(v[resources.GPUMilli])
+		}
+	}
+	return out
+}

@@ -1,0 +1,286 @@
+package devices
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+	"pgregory.net/rapid"
+)
+
+// propNodes are the node shapes the allocation properties run on: every sharing mode.
+var propNodeShapes = []func() *nodeBuilder{
+	func() *nodeBuilder { return makeNode("H100", 8).NVLink(4) },
+	func() *nodeBuilder { return makeNode("A100", 4).MIG(MIGMixed, "all-balanced") },
+	func() *nodeBuilder { return makeNode("H100", 2).MIG(MIGSingle, "all-1g.10gb") },
+	func() *nodeBuilder { return makeNode("T4", 2).TimeSlicing(4, true) },
+	func() *nodeBuilder { return makeNode("A100", 2).MPS(3, 0) },
+	func() *nodeBuilder { return makeNode("V100", 4).Fractional() },
+}
+
+// drawRequest draws a request of any kind; many will not fit the node, which is fine.
+func drawRequest(t *rapid.T) Request {
+	switch rapid.IntRange(0, 3).Draw(t, "kind") {
+	case 0:
+		return Request{Units: int64(rapid.IntRange(1, 4).Draw(t, "units"))}
+	case 1:
+		return Request{Shared: int64(rapid.IntRange(1, 3).Draw(t, "shared"))}
+	case 2:
+		p := rapid.SampledFrom([]string{"1g.5gb", "2g.10gb", "3g.20gb"}).Draw(t, "profile")
+		return Request{MIG: []MIGCount{{Profile: p, Count: int64(rapid.IntRange(1, 2).Draw(t, "count"))}}}
+	}
+	return Request{
+		Milli:  resources.MilliGPU(rapid.IntRange(0, 999).Draw(t, "milli")),
+		Memory: resources.MiB(rapid.IntRange(0, 8192).Draw(t, "memory")),
+	}
+}
+
+// Property: a random sequence of Fit/Commit/Release (including double commits and
+// stray releases) never hands a device, MIG slice or replica out twice, never goes
+// negative, and keeps capacity = free + held in the common unit.
+func TestPropNoDoubleBooking(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj(t)
+		var held []Assignment
+		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
+			switch rapid.IntRange(0, 3).Draw(t, fmt.Sprint("op", step)) {
+			case 0, 1:
+				if a, ref := n.Fit(drawRequest(t)); ref == nil && !a.IsZero() {
+					if err := n.Commit(a); err != nil {
+						t.Fatalf("commit of a fitted %v: %v", a, err)
+					}
+					held = append(held, a)
+				}
+			case 2:
+				if len(held) > 0 {
+					before := dumpState(n)
+					if !hasShare(held[0]) && n.Commit(held[0]) == nil {
+						t.Fatalf("double commit of %v accepted", held[0])
+					}
+					if dumpState(n) != before {
+						t.Fatalf("failed commit changed the node")
+					}
+				}
+			case 3:
+				if len(held) > 0 {
+					i := rapid.IntRange(0, len(held)-1).Draw(t, "victim")
+					if err := n.Release(held[i]); err != nil {
+						t.Fatalf("release of held %v: %v", held[i], err)
+					}
+					before := dumpState(n)
+					if !hasShare(held[i]) && n.Release(held[i]) == nil {
+						t.Fatalf("second release of %v accepted", held[i])
+					}
+					if dumpState(n) != before {
+						t.Fatalf("failed release changed the node")
+					}
+					held = slices.Delete(held, i, i+1)
+				}
+			}
+			checkInvariants(t, n, held)
+		}
+	})
+}
+
+// hasShare: identical shares on one GPU are interchangeable, so a second commit or
+// release of a share is legal while room or another identical share remains.
+func hasShare(a Assignment) bool {
+	return slices.ContainsFunc(a.Devices, func(d Device) bool { return d.Kind == ShareDevice })
+}
+
+func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
+	ids := map[string]bool{}
+	shareMilli := map[int]resources.MilliGPU{}
+	whole := map[int]bool{}
+	var heldMilli resources.MilliGPU
+	for _, a := range held {
+		heldMilli += a.MilliGPU()
+		for _, d := range a.Devices {
+			if d.Kind == ShareDevice {
+				shareMilli[d.GPU] += d.Milli
+				continue
+			}
+			if ids[d.ID()] {
+				t.Fatalf("device %s handed out twice", d.ID())
+			}
+			ids[d.ID()] = true
+			if d.Kind == WholeGPU {
+				whole[d.GPU] = true
+			}
+		}
+	}
+	for gpu, m := range shareMilli {
+		if m > resources.MilliPerGPU || whole[gpu] {
+			t.Fatalf("GPU-%d oversubscribed: %dm in shares, whole=%v", gpu, m, whole[gpu])
+		}
+	}
+	free, capacity := n.Free(), n.Capacity()
+	for name, a := range free {
+		if a < 0 || a > capacity[name] {
+			t.Fatalf("free %s = %d out of [0, %d]", name, a, capacity[name])
+		}
+	}
+	if got := resources.MilliGPU(free[resources.GPUMilli]) + heldMilli; got != resources.MilliGPU(capacity[resources.GPUMilli]) {
+		t.Fatalf("free %d + held %d != capacity %d", free[resources.GPUMilli], heldMilli, capacity[resources.GPUMilli])
+	}
+}
+
+// dumpState renders what is held on every GPU canonically (shares sorted).
+func dumpState(n *NodeDevices) string {
+	s := ""
+	for _, g := range n.gpus {
+		sh := slices.Clone(g.shares)
+		sort.Slice(sh, func(i, j int) bool {
+			return sh[i].milli < sh[j].milli || (sh[i].milli == sh[j].milli && sh[i].memory < sh[j].memory)
+		})
+		s += fmt.Sprintf("%d:%v%v%v%v|", g.spec.Index, g.wholeUsed, g.instUsed, g.replicaUsed, sh)
+	}
+	return s
+}
+
+// Property: after any history, committing a fitted assignment and releasing it again
+// restores exactly the state before.
+func TestPropReleaseRestores(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj(t)
+		for range rapid.IntRange(0, 10).Draw(t, "history") {
+			if a, ref := n.Fit(drawRequest(t)); ref == nil {
+				_ = n.Commit(a) // a fitted assignment always commits; the other test checks it
+			}
+		}
+		a, ref := n.Fit(drawRequest(t))
+		if ref != nil || a.IsZero() {
+			return
+		}
+		before, beforeFree := dumpState(n), n.Free()
+		if err := n.Commit(a); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Release(a); err != nil {
+			t.Fatal(err)
+		}
+		if dumpState(n) != before || !sameVector(n.Free(), beforeFree) {
+			t.Fatalf("release did not restore: %s vs %s", dumpState(n), before)
+		}
+	})
+}
+
+// Property: Clone is independent of the original.
+func TestPropCloneIsIndependent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj(t)
+		c := n.Clone()
+		before := dumpState(n)
+		if a, ref := c.Fit(drawRequest(t)); ref == nil {
+			if err := c.Commit(a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if dumpState(n) != before {
+			t.Fatal("committing on a clone changed the original")
+		}
+	})
+}
+
+// bruteValid checks a layout against the placement rules with bit masks, written apart
+// from ValidateLayout so the two can be compared.
+func bruteValid(m Model, l []Instance) bool {
+	var mask uint32
+	compute, media := 0, 0
+	count := map[string]int{}
+	for _, in := range l {
+		p, ok := m.Profile(in.Profile)
+		if !ok || !slices.Contains(p.Starts, in.Start) || in.Start+p.MemorySlices > m.MIG.MemorySlices {
+			return false
+		}
+		bits := uint32(1)<<p.MemorySlices - 1
+		bits <<= in.Start
+		if mask&bits != 0 {
+			return false
+		}
+		mask |= bits
+		compute += p.ComputeSlices
+		count[p.Name]++
+		if count[p.Name] > p.MaxCount {
+			return false
+		}
+		if p.MediaExtensions {
+			media++
+		}
+	}
+	return compute <= m.MIG.ComputeSlices && media <= 1
+}
+
+// bruteExists enumerates every start assignment of the profiles.
+func bruteExists(m Model, profiles []string, placed []Instance) bool {
+	if len(profiles) == 0 {
+		return bruteValid(m, placed)
+	}
+	for s := range m.MIG.MemorySlices {
+		if bruteExists(m, profiles[1:], append(placed, Instance{Profile: profiles[0], Start: s})) {
+			return true
+		}
+	}
+	return false
+}
+
+func migModels() []Model {
+	var out []Model
+	for _, m := range Models() {
+		if m.MIG != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Property: ValidateLayout accepts exactly the layouts the brute-force rules accept.
+func TestPropValidateLayoutMatchesBruteForce(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := rapid.SampledFrom(migModels()).Draw(t, "model")
+		var l []Instance
+		for i := range rapid.IntRange(0, 7).Draw(t, "n") {
+			p := rapid.SampledFrom(m.MIG.Profiles).Draw(t, fmt.Sprint("p", i))
+			// Mostly legal starts, so that valid layouts are common too.
+			start := rapid.SampledFrom(p.Starts).Draw(t, fmt.Sprint("s", i))
+			if rapid.IntRange(0, 4).Draw(t, fmt.Sprint("any", i)) == 0 {
+				start = rapid.IntRange(0, m.MIG.MemorySlices-1).Draw(t, fmt.Sprint("raw", i))
+			}
+			l = append(l, Instance{Profile: p.Name, Start: start})
+		}
+		want := bruteValid(m, l)
+		if err := m.ValidateLayout(l); (err == nil) != want {
+			t.Fatalf("%s %v: ValidateLayout err=%v, brute force valid=%v", m.ID, l, err, want)
+		}
+	})
+}
+
+// Property: PackProfiles finds a packing exactly when one exists, and what it returns
+// is valid and uses exactly the profiles asked for.
+func TestPropPackProfilesComplete(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := rapid.SampledFrom(migModels()).Draw(t, "model")
+		names := rapid.SliceOfN(rapid.SampledFrom(m.ProfileNames()), 1, 5).Draw(t, "profiles")
+		got, err := m.PackProfiles(names)
+		if exists := bruteExists(m, names, nil); (err == nil) != exists {
+			t.Fatalf("%s %v: PackProfiles err=%v, a packing exists=%v", m.ID, names, err, exists)
+		}
+		if err != nil {
+			return
+		}
+		if !bruteValid(m, got) {
+			t.Fatalf("%s: packed %v is not valid", m.ID, got)
+		}
+		var gotNames []string
+		for _, in := range got {
+			gotNames = append(gotNames, in.Profile)
+		}
+		slices.Sort(gotNames)
+		want := slices.Sorted(slices.Values(names))
+		if !slices.Equal(gotNames, want) {
+			t.Fatalf("packed profiles %v, asked %v", gotNames, want)
+		}
+	})
+}
