@@ -35,6 +35,11 @@ func NewRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	// Subcommands: one constructor per file in this package.
 	root.AddCommand(
 		newVersionCommand(),
+		newControllerCommand(), newConvertCommand(),
+		newSimulateCommand(), newExplainCommand(),
+		newValidateCommand(),
+		newNodeAgentCommand(),
+		newBenchCommand(),
 	)
 	return root
 }

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/sim"
+	"github.com/spf13/cobra"
+)
+
+// newBenchCommand is `gantry bench`: the fragmentation and job-completion experiments.
+func newBenchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run the trace experiments: frag (placement fragmentation) and jct (queueing on Philly)",
+	}
+	cmd.AddCommand(newBenchFragCommand(), newBenchJCTCommand())
+	return cmd
+}
+
+// benchFragFlags are the flags of `gantry bench frag`.
+type benchFragFlags struct {
+	nodes, pods string
+	policies    []string
+	seeds       string
+	inflate     int64
+	csvOut      string
+	output      string
+}
+
+func newBenchFragCommand() *cobra.Command {
+	f := &benchFragFlags{}
+	cmd := &cobra.Command{
+		Use:   "frag --nodes CSV --pods CSV [--policy P,...] [--seeds 42-51] [--csv OUT]",
+		Short: "The FGD fragmentation experiment on an openb trace (no departures, inflate to 130%, no retry)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchFrag(f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&f.nodes, "nodes", "", "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+	cmd.Flags().StringVar(&f.pods, "pods", "", "openb pod list CSV")
+	cmd.Flags().StringSliceVar(&f.policies, "policy", sim.FragPolicies(), "placement policies to compare")
+	cmd.Flags().StringVar(&f.seeds, "seeds", "42-51", "seeds: N, N-M or a comma list")
+	cmd.Flags().Int64Var(&f.inflate, "inflate", 130, "arriving GPU demand in percent of cluster GPUs")
+	cmd.Flags().StringVar(&f.csvOut, "csv", "", "write every run's curve to this CSV file")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
+	if f.nodes == "" || f.pods == "" {
+		return fmt.Errorf("bench frag: --nodes and --pods are required (e.g. ../shared/traces/alibaba-gpu-v2023/csv/openb_node_list_gpu_node.csv)")
+	}
+	seeds, err := parseSeeds(f.seeds)
+	if err != nil {
+		return err
+	}
+	if f.output != "text" && f.output != "json" {
+		return fmt.Errorf("--output %q: want text or json", f.output)
+	}
+	cfg, err := loadFragConfig(f)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, p := range sim.FragPolicies() {
+		known[p] = true
+	}
+	var runs []sim.FragRun
+	for _, name := range f.policies {
+		if !known[name] {
+			return fmt.Errorf("--policy %q: want one of %s", name, strings.Join(sim.FragPolicies(), ", "))
+		}
+		start := time.Now()
+		for _, seed := range seeds {
+			r, err := sim.RunFragOnce(cfg, sim.PlacementPolicy(name), seed)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		// Timings go to stderr so stdout stays identical across runs.
+		fmt.Fprintf(stderr, "bench frag: %s: %d seeds in %s (%s per seed)\n", name, len(seeds),
+			time.Since(start).Round(time.Millisecond), (time.Since(start) / time.Duration(len(seeds))).Round(time.Millisecond))
+	}
+	if f.csvOut != "" {
+		if err := writeFile(f.csvOut, func(w io.Writer) error { return sim.WriteFragCSV(w, runs) }); err != nil {
+			return err
+		}
+	}
+	sums := sim.SummariseFrag(runs, f.inflate*10)
+	if f.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sums)
+	}
+	fmt.Fprintf(stdout, "share of arrived GPU demand left unallocated (mean ± std over %d seeds; %d nodes, %s GPUs, %d pods in the list)\n",
+		len(seeds), len(cfg.Nodes), sim.FormatMilli(sim.ClusterGPUs(cfg.Nodes)), len(cfg.Pods))
+	return sim.WriteFragText(stdout, sums)
+}
+
+// loadFragConfig reads the node and pod lists.
+func loadFragConfig(f *benchFragFlags) (sim.FragConfig, error) {
+	nf, err := os.Open(f.nodes)
+	if err != nil {
+		return sim.FragConfig{}, fmt.Errorf("--nodes: %w", err)
+	}
+	defer nf.Close()
+	nodes, err := sim.ReadOpenBNodes(nf, f.nodes)
+	if err != nil {
+		return sim.FragConfig{}, err
+	}
+	pf, err := os.Open(f.pods)
+	if err != nil {
+		return sim.FragConfig{}, fmt.Errorf("--pods: %w", err)
+	}
+	defer pf.Close()
+	pods, err := sim.ReadOpenBPods(pf, f.pods)
+	if err != nil {
+		return sim.FragConfig{}, err
+	}
+	cfg := sim.FragConfig{Nodes: sim.OpenBNodePools(nodes, f.nodes, sim.OpenBOptions{}), InflatePercent: f.inflate, CurveStepPermille: 10}
+	for _, p := range pods {
+		cfg.Pods = append(cfg.Pods, sim.FragPodOf(p))
+	}
+	return cfg, nil
+}
+
+// parseSeeds reads "42", "42-51" or "1,5,9".
+func parseSeeds(s string) ([]int64, error) {
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.ParseInt(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seeds %q: %q is not a seed", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(hi, 10, 64); err != nil || b < a || b-a > 10_000 {
+				return nil, fmt.Errorf("--seeds %q: %q is not a range N-M with N ≤ M", s, part)
+			}
+		}
+		for x := a; x <= b; x++ {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// benchJCTFlags are the flags of `gantry bench jct`.
+type benchJCTFlags struct {
+	trace, vc  string
+	policies   []string
+	from, to   string
+	seed       int64
+	limit      int
+	scale      int
+	output     string
+	reportHTML string
+}
+
+func newBenchJCTCommand() *cobra.Command {
+	f := &benchJCTFlags{}
+	cmd := &cobra.Command{
+		Use:   "jct --trace philly:FILE --vc CSV [--policy fifo,gantry,sjf] [--from DATE] [--to DATE]",
+		Short: "Replay Philly jobs on their virtual-cluster quotas and compare JCT and queueing delay per policy",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchJCT(f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&f.trace, "trace", "", "philly:FILE (philly.csv)")
+	cmd.Flags().StringVar(&f.vc, "vc", "", "virtual cluster node shares (philly_vc.csv)")
+	cmd.Flags().StringSliceVar(&f.policies, "policy", sim.JCTPolicies(), "queueing policies: fifo, gantry, sjf")
+	cmd.Flags().StringVar(&f.from, "from", "2017-10-01", "first submission day (UTC, inclusive)")
+	cmd.Flags().StringVar(&f.to, "to", "2017-11-30", "last submission day (UTC, inclusive)")
+	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed")
+	cmd.Flags().IntVar(&f.limit, "limit", 0, "replay only the first N jobs of the window (0 = all)")
+	cmd.Flags().IntVar(&f.scale, "node-percent", 100, "scale every virtual cluster's node share to this percent (at least one node)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
+	cmd.Flags().StringVar(&f.reportHTML, "report", "", "write the HTML report of the last policy's run to this file")
+	return cmd
+}
+
+func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
+	objs, imp, err := loadPhilly(f)
+	if err != nil {
+		return err
+	}
+	if f.output != "text" && f.output != "json" {
+		return fmt.Errorf("--output %q: want text or json", f.output)
+	}
+	fmt.Fprintf(stderr, "bench jct: %d jobs from %s to %s on %d GPUs%s\n", len(objs.Workloads), f.from, f.to,
+		objs.NodePools[0].Count*objs.NodePools[0].GPUsPerNode, skippedNote(imp.Skipped))
+	var results []sim.JCTResult
+	for _, p := range f.policies {
+		start := time.Now()
+		r, err := sim.RunJCT(objs, p, f.seed, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "bench jct: %s: simulated %s in %s\n", p, sim.FormatDuration(r.End), time.Since(start).Round(time.Millisecond))
+		results = append(results, r)
+	}
+	if f.reportHTML != "" && len(results) > 0 {
+		last := results[len(results)-1]
+		if err := writeFile(f.reportHTML, func(w io.Writer) error {
+			return sim.WriteHTML(w, last.Report, "gantry bench jct: "+last.Policy)
+		}); err != nil {
+			return err
+		}
+	}
+	if f.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "POLICY\tJOBS\tFINISHED\tAVG JCT\tAVG WAIT\tP95 WAIT\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t\n", r.Policy, r.Jobs, r.Finished,
+			sim.FormatDuration(r.AvgJCT), sim.FormatDuration(r.AvgWait), sim.FormatDuration(r.P95Wait))
+	}
+	return tw.Flush()
+}
+
+// loadPhilly reads the trace and VC files and imports the chosen window.
+func loadPhilly(f *benchJCTFlags) (*api.Objects, *sim.PhillyImport, error) {
+	format, file, ok := strings.Cut(f.trace, ":")
+	if !ok || format != "philly" {
+		return nil, nil, fmt.Errorf("--trace %q: want philly:FILE", f.trace)
+	}
+	if f.vc == "" {
+		return nil, nil, fmt.Errorf("--vc: the virtual cluster CSV (philly_vc.csv) is required")
+	}
+	from, err := time.Parse("2006-01-02", f.from)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--from %q: want a date like 2017-10-01", f.from)
+	}
+	to, err := time.Parse("2006-01-02", f.to)
+	if err != nil || to.Before(from) {
+		return nil, nil, fmt.Errorf("--to %q: want a date like 2017-11-30, not before --from", f.to)
+	}
+	jf, err := os.Open(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trace: %w", err)
+	}
+	defer jf.Close()
+	jobs, err := sim.ReadPhillyJobs(jf, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	vf, err := os.Open(f.vc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--vc: %w", err)
+	}
+	defer vf.Close()
+	vcs, err := sim.ReadPhillyVCs(vf, f.vc)
+	if err != nil {
+		return nil, nil, err
+	}
+	// --to is inclusive: keep jobs submitted before the next midnight.
+	imp, err := sim.ImportPhilly(jobs, vcs, sim.PhillyOptions{From: from, To: to.AddDate(0, 0, 1), File: file, NodePercent: f.scale})
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.limit > 0 && len(imp.Objects.Workloads) > f.limit {
+		imp.Skipped["beyond --limit"] += len(imp.Objects.Workloads) - f.limit
+		imp.Objects.Workloads = imp.Objects.Workloads[:f.limit]
+	}
+	return imp.Objects, imp, nil
+}
+
+// skippedNote lists skipped job counts by reason, sorted.
+func skippedNote(skipped map[string]int) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(skipped))
+	for k := range skipped {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", skipped[k], k))
+	}
+	return " (skipped: " + strings.Join(parts, "; ") + ")"
+}
+
+// writeFile creates path and writes it with fn.
+func writeFile(path string, fn func(io.Writer) error) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(out); err != nil {
+		out.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return out.Close()
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/controller"
+	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// controllerFlags are the settings of `gantry controller`, read once into typed values.
+type controllerFlags struct {
+	kubeconfig   string
+	metricsAddr  string
+	healthAddr   string
+	leaderElect  bool
+	leaderNS     string
+	interval     time.Duration
+	grace        time.Duration
+	preemption   bool
+	reservations bool
+	seed         int64
+	maxAttempts  int
+}
+
+func newControllerCommand() *cobra.Command {
+	var f controllerFlags
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run Gantry as the queue admission controller and gang scheduler of a cluster",
+		Long: `Run Gantry against a Kubernetes API server: Jobs labelled with gantry.dev/queue-name or
+kueue.x-k8s.io/queue-name become Workloads, the engine admits and places them, and pods
+with schedulerName "gantry" are bound with their GPU devices in the gantry.dev/devices
+annotation. Without --kubeconfig the in-cluster configuration is used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runController(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster")
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of /metrics ("0" disables)`)
+	fl.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect one active replica through a Lease")
+	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the Lease (default: the pod's)")
+	fl.DurationVar(&f.interval, "interval", time.Second, "time between scheduling passes")
+	fl.DurationVar(&f.grace, "grace", 30*time.Second, "notice a preempted workload gets before eviction")
+	fl.BoolVar(&f.preemption, "preemption", true, "let the engine preempt")
+	fl.BoolVar(&f.reservations, "reservations", true, "let large gangs reserve capacity (backfill)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed for tie-breaking")
+	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
+	return cmd
+}
+
+func runController(cmd *cobra.Command, f controllerFlags) error {
+	if f.interval <= 0 {
+		return fmt.Errorf("--interval %s: must be positive", f.interval)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
+	}
+	log := logr.FromSlogHandler(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+	ctrl.SetLogger(log)
+	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{
+		Controller: controller.Options{
+			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts},
+			Interval: f.interval, Seed: f.seed,
+		},
+		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,
+		LeaderElection: f.leaderElect, LeaderElectionNamespace: f.leaderNS, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/manifest"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/sim"
+	"github.com/spf13/cobra"
+)
+
+// simFlags are the flags simulate and explain share.
+type simFlags struct {
+	files  []string
+	traces []string
+	policy string
+	seed   int64
+	until  string
+	grace  time.Duration
+}
+
+func (f *simFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "manifest files or directories (repeatable; - for stdin)")
+	cmd.Flags().StringSliceVar(&f.traces, "trace", nil, "workload trace FORMAT:FILE (generic:FILE)")
+	cmd.Flags().StringVar(&f.policy, "policy", "default", "default (preempt + reserve + default scoring), fifo (no preemption, no reservation), no-preempt, "+
+		"or a placement scorer for queues without their own policy: binpack, spread, fragmentation, whole-gpu-islands")
+	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed (same inputs and seed give the same run)")
+	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
+	cmd.Flags().DurationVar(&f.grace, "grace", 2*time.Minute, "preemption notice: time a victim gets to checkpoint")
+}
+
+// load reads manifests and traces into one object set.
+func (f *simFlags) load(stdin io.Reader) (*api.Objects, error) {
+	if len(f.files) == 0 {
+		return nil, fmt.Errorf("-f: at least one manifest file or directory is required")
+	}
+	objs, err := manifest.Load(f.files, stdin)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range f.traces {
+		format, file, ok := strings.Cut(t, ":")
+		if !ok || format != "generic" {
+			return nil, fmt.Errorf("--trace %q: want generic:FILE (openb and philly traces are replayed with `gantry bench`)", t)
+		}
+		r, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("--trace %q: %w", t, err)
+		}
+		ws, err := sim.ReadGenericWorkloads(r, file)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		objs.Workloads = append(objs.Workloads, ws...)
+	}
+	return objs, nil
+}
+
+// options turns the flags into simulator options.
+func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
+	cfg := engine.Config{Grace: f.grace, Preemption: true, Reservations: true}
+	shapes := placement.NewShapeStats()
+	for _, w := range objs.Workloads {
+		for _, ps := range w.PodSets {
+			shapes.Observe(ps.Requests)
+		}
+	}
+	scorers := placement.DefaultScorers()
+	switch f.policy {
+	case "default", "":
+	case "fifo":
+		cfg.Preemption, cfg.Reservations = false, false
+	case "no-preempt":
+		cfg.Preemption = false
+	default:
+		ss, err := placement.ScorersFor(api.PlacementPolicy{Scorers: []api.WeightedScorer{{Name: f.policy, Weight: 1}}}, shapes)
+		if err != nil {
+			return sim.Options{}, fmt.Errorf("--policy %q: want default, fifo, no-preempt or a scorer name: %w", f.policy, err)
+		}
+		scorers = ss
+	}
+	var until time.Duration
+	if f.until != "" {
+		d, err := api.ParseDuration(f.until)
+		if err != nil {
+			return sim.Options{}, fmt.Errorf("--until: %w", err)
+		}
+		until = d
+	}
+	placer, err := engine.NewQueuePlacer(engine.PlacerConfig{Flavors: objs.Flavors, ClusterQueues: objs.ClusterQueues, Shapes: shapes,
+		Seed: f.seed, Grace: f.grace, Scorers: scorers})
+	if err != nil {
+		return sim.Options{}, err
+	}
+	return sim.Options{Seed: f.seed, Until: until, Engine: cfg, Placer: placer}, nil
+}
+
+func newSimulateCommand() *cobra.Command {
+	var f simFlags
+	var output, events, report string
+	cmd := &cobra.Command{
+		Use:   "simulate -f PATH...",
+		Short: "Replay workloads on a modelled cluster with the production engine and print KPIs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSimulate(cmd, &f, output, events, report)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&events, "events", "", "write the event log to FILE, one JSON object per line")
+	cmd.Flags().StringVar(&report, "report", "", "write a self-contained HTML report to FILE.html")
+	return cmd
+}
+
+// runSimulate loads the inputs, runs the simulation with the KPI collector (plus the
+// event log and progress bar when asked) and prints or writes the results.
+func runSimulate(cmd *cobra.Command, f *simFlags, output, events, report string) error {
+	if output != "table" && output != "json" {
+		return fmt.Errorf("--output %q: want table or json", output)
+	}
+	objs, err := f.load(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	opts, err := f.options(objs)
+	if err != nil {
+		return err
+	}
+	kpis := sim.NewKPICollector(sim.KPIOptions{Shapes: sim.ShapesOf(objs.Workloads)})
+	opts.Observers = append(opts.Observers, kpis)
+	var log *eventWriter
+	if events != "" {
+		if log, err = newEventWriter(events); err != nil {
+			return err
+		}
+		// Error paths close here; the success path closes and checks the error below.
+		defer log.close()
+		opts.Observers = append(opts.Observers, log)
+	}
+	if bar := newProgress(cmd.ErrOrStderr(), len(objs.Workloads)); bar != nil {
+		opts.Observers = append(opts.Observers, bar)
+		defer bar.done()
+	}
+	s, err := sim.New(objs, opts)
+	if err != nil {
+		return err
+	}
+	if err := s.Run(); err != nil {
+		return err
+	}
+	if log != nil {
+		if err := log.close(); err != nil {
+			return fmt.Errorf("--events %s: %w", events, err)
+		}
+	}
+	rep := kpis.Report(sim.Seconds(s.Now()))
+	if report != "" {
+		if err := writeReport(report, rep, f.files); err != nil {
+			return err
+		}
+	}
+	if output == "json" {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteText(cmd.OutOrStdout())
+}
+
+// eventWriter is an Observer writing one JSON line per event record.
+type eventWriter struct {
+	f      *os.File
+	enc    *json.Encoder
+	err    error
+	closed bool
+}
+
+func newEventWriter(path string) (*eventWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--events: %w", err)
+	}
+	return &eventWriter{f: f, enc: json.NewEncoder(f)}, nil
+}
+
+func (w *eventWriter) OnEvent(r sim.EventRecord) {
+	if w.err == nil {
+		w.err = w.enc.Encode(r)
+	}
+}
+
+func (w *eventWriter) OnSample(sim.ClusterState) {}
+
+// close closes the file once and returns the first write or close error.
+func (w *eventWriter) close() error {
+	if !w.closed {
+		w.closed = true
+		if err := w.f.Close(); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
+	return w.err
+}
+
+// writeReport writes the HTML report to path.
+func writeReport(path string, rep sim.Report, inputs []string) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	werr := sim.WriteHTML(out, rep, "Gantry simulation of "+strings.Join(inputs, ", "))
+	if cerr := out.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("--report %s: %w", path, werr)
+	}
+	return nil
+}
+
+// progress draws a one-line progress bar on a terminal (never into pipes or files):
+// finished workloads of the total and the simulated time.
+type progress struct {
+	w               io.Writer
+	total, finished int
+	events          int
+	t               sim.Seconds
+}
+
+// newProgress returns a progress bar when w is a terminal, else nil.
+func newProgress(w io.Writer, total int) *progress {
+	f, ok := w.(*os.File)
+	if !ok || total == 0 {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return &progress{w: w, total: total}
+}
+
+func (p *progress) OnEvent(r sim.EventRecord) {
+	p.events++
+	p.t = r.T
+	if r.Event == sim.EvFinished {
+		p.finished++
+	}
+	if p.events%512 == 0 {
+		p.draw()
+	}
+}
+
+func (p *progress) OnSample(sim.ClusterState) {}
+
+func (p *progress) draw() {
+	const width = 30
+	filled := p.finished * width / p.total
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d finished, t=%s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		p.finished, p.total, sim.FormatDuration(p.t))
+}
+
+func (p *progress) done() {
+	p.draw()
+	fmt.Fprintln(p.w)
+}

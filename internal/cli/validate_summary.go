@@ -1,0 +1,388 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// validateSummary is what `gantry validate` prints (also as JSON with -o json).
+type validateSummary struct {
+	Counts       map[string]int   `json:"counts"`
+	Pools        []poolSummary    `json:"pools"`
+	Totals       poolSummary      `json:"totals"`
+	Flavors      []flavorSummary  `json:"flavors"`
+	Cohorts      []*cohortNode    `json:"cohortTree"`
+	Unparented   []queueSummary   `json:"clusterQueuesWithoutCohort,omitempty"`
+	LocalQueues  []localQueueRow  `json:"localQueues"`
+	Workloads    []queueWorkloads `json:"workloadsByQueue"`
+	Events       []eventSummary   `json:"events"`
+	NodeWarnings []string         `json:"nodeWarnings,omitempty"`
+}
+
+// poolSummary is one pool of identical nodes (a NodePool, or Node objects sharing a
+// pool label).
+type poolSummary struct {
+	Name         string `json:"name"`
+	Nodes        int    `json:"nodes"`
+	Model        string `json:"gpuModel,omitempty"`
+	GPUs         int    `json:"gpus"`
+	Sharing      string `json:"sharing,omitempty"`
+	CapacityType string `json:"capacityType,omitempty"`
+	// GPUResources are the device-plugin resources the whole pool advertises.
+	GPUResources string `json:"gpuResources,omitempty"`
+	// MilliGPU is the pool's GPU compute in Gantry's common unit (1000 = one GPU).
+	MilliGPU resources.MilliGPU `json:"milliGPU"`
+}
+
+type flavorSummary struct {
+	Name       string `json:"name"`
+	NodeLabels string `json:"nodeLabels,omitempty"`
+	Taints     string `json:"taints,omitempty"`
+	Topology   string `json:"topology,omitempty"`
+}
+
+// cohortNode is a cohort with its child cohorts and ClusterQueues.
+type cohortNode struct {
+	Name     string         `json:"name"`
+	Quota    []quotaRow     `json:"quota,omitempty"`
+	Children []*cohortNode  `json:"children,omitempty"`
+	Queues   []queueSummary `json:"clusterQueues,omitempty"`
+}
+
+type queueSummary struct {
+	Name       string     `json:"name"`
+	Strategy   string     `json:"queueingStrategy"`
+	Preemption string     `json:"preemption"`
+	Weight     string     `json:"fairSharingWeight"`
+	Quota      []quotaRow `json:"quota"`
+}
+
+// quotaRow is one flavor × resource quota, formatted as users write quantities.
+type quotaRow struct {
+	Flavor    string `json:"flavor"`
+	Resource  string `json:"resource"`
+	Nominal   string `json:"nominal"`
+	Borrowing string `json:"borrowingLimit"`
+	Lending   string `json:"lendingLimit"`
+}
+
+type localQueueRow struct {
+	Name         string `json:"name"`
+	ClusterQueue string `json:"clusterQueue"`
+}
+
+type queueWorkloads struct {
+	Queue     string             `json:"queue"`
+	Workloads int                `json:"workloads"`
+	Pods      int64              `json:"pods"`
+	MilliGPU  resources.MilliGPU `json:"milliGPU"`
+	Kinds     string             `json:"kinds"`
+}
+
+type eventSummary struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	At     string `json:"at"`
+	Target string `json:"target"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// summarize builds the summary; the nodes are expanded with the cluster package, as
+// the simulator will see them.
+func summarize(o *api.Objects) (validateSummary, error) {
+	s := validateSummary{Counts: map[string]int{
+		"nodePools": len(o.NodePools), "nodes": len(o.Nodes), "flavors": len(o.Flavors),
+		"cohorts": len(o.Cohorts), "clusterQueues": len(o.ClusterQueues), "localQueues": len(o.LocalQueues),
+		"priorityClasses": len(o.PriorityClasses), "topologies": len(o.Topologies), "namespaces": len(o.Namespaces),
+		"workloads": len(o.Workloads), "events": len(o.Events),
+	}}
+	pools, warns, err := summarizePools(o)
+	if err != nil {
+		return s, err
+	}
+	s.Pools, s.NodeWarnings = pools, warns
+	s.Totals = poolSummary{Name: "total"}
+	for _, p := range pools {
+		s.Totals.Nodes += p.Nodes
+		s.Totals.GPUs += p.GPUs
+		s.Totals.MilliGPU += p.MilliGPU
+	}
+	for _, f := range o.Flavors {
+		s.Flavors = append(s.Flavors, flavorSummary{Name: f.Name, NodeLabels: formatMap(f.NodeLabels), Taints: formatTaints(f), Topology: f.TopologyName})
+	}
+	s.Cohorts, s.Unparented = cohortTree(o)
+	for _, q := range o.LocalQueues {
+		s.LocalQueues = append(s.LocalQueues, localQueueRow{Name: q.Key(), ClusterQueue: q.ClusterQueue})
+	}
+	s.Workloads = workloadsByQueue(o.Workloads)
+	for _, e := range o.Events {
+		s.Events = append(s.Events, summarizeEvent(e))
+	}
+	return s, nil
+}
+
+// summarizePools expands NodePools and groups Node objects by pool.
+func summarizePools(o *api.Objects) ([]poolSummary, []string, error) {
+	var out []poolSummary
+	var warns []string
+	for _, p := range o.NodePools {
+		nodes, err := cluster.ExpandPool(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, poolOf(p.Name, nodes, sharingText(p.Sharing)))
+	}
+	byPool := map[string][]cluster.Node{}
+	for _, kn := range o.Nodes {
+		n, err := cluster.NodeFromKube(kn)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, w := range n.Warnings {
+			warns = append(warns, w.String())
+		}
+		pool := n.Pool
+		if pool == "" {
+			pool = "(no pool label)"
+		}
+		byPool[pool] = append(byPool[pool], n)
+	}
+	names := make([]string, 0, len(byPool))
+	for k := range byPool {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out = append(out, poolOf(name, byPool[name], ""))
+	}
+	return out, warns, nil
+}
+
+// poolOf sums the GPU capacity of a pool's nodes.
+func poolOf(name string, nodes []cluster.Node, sharing string) poolSummary {
+	p := poolSummary{Name: name, Nodes: len(nodes), Sharing: sharing}
+	gpuRes := resources.Vector{}
+	models := map[string]bool{}
+	for _, n := range nodes {
+		p.CapacityType = n.CapacityType
+		if n.Devices == nil {
+			continue
+		}
+		gpus := n.Devices.GPUs()
+		p.GPUs += len(gpus)
+		for _, g := range gpus {
+			models[string(g.Model)] = true
+			if sharing == "" {
+				p.Sharing = sharingText(g.Sharing)
+			}
+		}
+		capy := n.Devices.Capacity()
+		p.MilliGPU += resources.MilliGPU(capy[resources.GPUMilli])
+		for k, a := range capy {
+			if k != resources.GPUMilli && k != resources.GPUMemory {
+				gpuRes[k] = resources.SatAdd(gpuRes[k], a)
+			}
+		}
+	}
+	p.Model = strings.Join(sortedSet(models), ",")
+	p.GPUResources = gpuRes.String()
+	return p
+}
+
+func sharingText(s devices.Sharing) string {
+	switch s.EffectiveMode() {
+	case devices.MIG:
+		return fmt.Sprintf("mig %s (%s)", s.Layout, s.EffectiveMIGStrategy())
+	case devices.TimeSlicing, devices.MPS:
+		return fmt.Sprintf("%s x%d", s.EffectiveMode(), s.Replicas)
+	}
+	return string(s.EffectiveMode())
+}
+
+// cohortTree arranges cohorts (roots first, by name) with their children and queues.
+func cohortTree(o *api.Objects) ([]*cohortNode, []queueSummary) {
+	nodes := map[string]*cohortNode{}
+	for _, c := range o.Cohorts {
+		nodes[c.Name] = &cohortNode{Name: c.Name, Quota: quotaRows(c.ResourceGroups)}
+	}
+	var roots []*cohortNode
+	for _, c := range o.Cohorts {
+		if p, ok := nodes[c.Parent]; ok && c.Parent != "" {
+			p.Children = append(p.Children, nodes[c.Name])
+		} else {
+			roots = append(roots, nodes[c.Name])
+		}
+	}
+	var loose []queueSummary
+	for _, q := range o.ClusterQueues {
+		qs := summarizeQueue(q)
+		if n, ok := nodes[q.Cohort]; ok {
+			n.Queues = append(n.Queues, qs)
+		} else {
+			loose = append(loose, qs)
+		}
+	}
+	sort.Slice(roots, func(i, j int) bool { return roots[i].Name < roots[j].Name })
+	return roots, loose
+}
+
+func summarizeQueue(q api.ClusterQueue) queueSummary {
+	p := q.Preemption
+	return queueSummary{
+		Name: q.Name, Strategy: string(q.QueueingStrategy),
+		Preemption: fmt.Sprintf("within=%s reclaim=%s borrowWithin=%s", p.WithinClusterQueue, p.ReclaimWithinCohort, p.BorrowWithinCohort.Policy),
+		Weight:     formatMilli(q.FairSharing.WeightMilli),
+		Quota:      quotaRows(q.ResourceGroups),
+	}
+}
+
+func quotaRows(groups []api.ResourceGroup) []quotaRow {
+	var out []quotaRow
+	for _, g := range groups {
+		for _, f := range g.Flavors {
+			for _, r := range f.Resources {
+				out = append(out, quotaRow{Flavor: f.Name, Resource: string(r.Name), Nominal: resources.Format(r.Name, r.Nominal),
+					Borrowing: limitText(r.Name, r.BorrowingLimit), Lending: limitText(r.Name, r.LendingLimit)})
+			}
+		}
+	}
+	return out
+}
+
+func limitText(n resources.Name, a *resources.Amount) string {
+	if a == nil {
+		return "-"
+	}
+	return resources.Format(n, *a)
+}
+
+// workloadsByQueue counts workloads, pods and GPU units per LocalQueue.
+func workloadsByQueue(ws []api.Workload) []queueWorkloads {
+	byQueue := map[string]*queueWorkloads{}
+	kinds := map[string]map[string]bool{}
+	for i := range ws {
+		w := &ws[i]
+		key := w.Namespace + "/" + w.Queue
+		q, ok := byQueue[key]
+		if !ok {
+			q = &queueWorkloads{Queue: key}
+			byQueue[key], kinds[key] = q, map[string]bool{}
+		}
+		q.Workloads++
+		kinds[key][w.Owner.Kind] = true
+		for _, ps := range w.PodSets {
+			q.Pods += int64(ps.Count)
+			q.MilliGPU += gpuMilli(ps.Requests) * resources.MilliGPU(ps.Count)
+		}
+	}
+	out := make([]queueWorkloads, 0, len(byQueue))
+	for _, k := range sortedSet(setOf(byQueue)) {
+		q := byQueue[k]
+		q.Kinds = strings.Join(sortedSet(kinds[k]), ",")
+		out = append(out, *q)
+	}
+	return out
+}
+
+// gpuMilli converts a pod's GPU requests into the common unit: a whole GPU is 1000, a
+// MIG instance its share of the compute slices of the first model offering the profile
+// (every model with a profile name gives it the same share), gpu-milli itself. Shared
+// replicas depend on the node's replica count and are not counted here.
+func gpuMilli(req resources.Vector) resources.MilliGPU {
+	var total resources.MilliGPU
+	for n, a := range req {
+		switch {
+		case n == resources.NvidiaGPU:
+			total += resources.MilliGPU(a) * resources.MilliPerGPU
+		case n == resources.GPUMilli:
+			total += resources.MilliGPU(a)
+		default:
+			if p, ok := n.MIGProfile(); ok {
+				total += migMilli(p) * resources.MilliGPU(a)
+			}
+		}
+	}
+	return total
+}
+
+func migMilli(profile string) resources.MilliGPU {
+	for _, m := range devices.Models() {
+		if p, ok := m.Profile(profile); ok {
+			return p.Milli(m.MIG)
+		}
+	}
+	return 0
+}
+
+func summarizeEvent(e api.ClusterEvent) eventSummary {
+	target := e.Pool
+	if target != "" {
+		target = "pool " + target
+	}
+	if len(e.Nodes) > 0 {
+		target = strings.TrimSpace(target + " nodes " + strings.Join(e.Nodes, ","))
+	}
+	if e.ClusterQueue != "" {
+		target = "ClusterQueue " + e.ClusterQueue
+	}
+	if e.AddPool != nil {
+		target = fmt.Sprintf("add pool %s (%d nodes)", e.AddPool.Name, e.AddPool.Count)
+	}
+	var detail []string
+	if e.Notice > 0 {
+		detail = append(detail, "notice "+e.Notice.String())
+	}
+	if e.ReturnAfter > 0 {
+		detail = append(detail, "returns after "+e.ReturnAfter.String())
+	}
+	if e.Sharing != nil {
+		detail = append(detail, "sharing "+sharingText(*e.Sharing))
+	}
+	return eventSummary{Name: e.Name, Type: string(e.Type), At: e.At.String(), Target: target, Detail: strings.Join(detail, ", ")}
+}
+
+func formatMilli(m int64) string {
+	if m%1000 == 0 {
+		return fmt.Sprint(m / 1000)
+	}
+	return fmt.Sprintf("%d.%03d", m/1000, m%1000)
+}
+
+func formatMap(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedSet(setOf(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func formatTaints(f api.ResourceFlavor) string {
+	parts := make([]string, 0, len(f.NodeTaints))
+	for _, t := range f.NodeTaints {
+		parts = append(parts, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
+	}
+	return strings.Join(parts, ",")
+}
+
+func setOf[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,77 @@
+package kubeenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// InstallCRDs creates every CustomResourceDefinition in the YAML files of dir (one CRD
+// per file, as controller-gen writes them) and waits until each is established.
+func (e *Env) InstallCRDs(ctx context.Context, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("kubeenv: %w", err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return fmt.Errorf("kubeenv: %s: %w", f, err)
+		}
+		crds = append(crds, crd)
+	}
+	return e.CreateCRDs(ctx, crds...)
+}
+
+// CreateCRDs creates CRDs (an existing one is left as is) and waits until they are
+// established and served.
+func (e *Env) CreateCRDs(ctx context.Context, crds ...*apiextensionsv1.CustomResourceDefinition) error {
+	cs, err := apiextensions.NewForConfig(e.Config)
+	if err != nil {
+		return fmt.Errorf("kubeenv: %w", err)
+	}
+	api := cs.ApiextensionsV1().CustomResourceDefinitions()
+	for _, crd := range crds {
+		if _, err := api.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("kubeenv: create CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range crds {
+		for {
+			got, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
+			if err == nil && established(got) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("kubeenv: CRD %s not established: %w", crd.Name, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

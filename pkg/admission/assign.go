@@ -1,0 +1,329 @@
+package admission
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Assign chooses flavors for every pod set of wl in ClusterQueue cq against the current
+// usage, the way Kueue's flavor assigner does: per pod set and resource group, flavors in
+// the listed order; a flavor must admit the pod set (node labels, taints) and is rated
+// Fit, Borrow, Preempt or NoFit; flavorFungibility decides whether the search stops at a
+// borrowing or preempting flavor. Earlier pod sets' usage counts when rating later ones.
+// The result is a value; nothing is reserved.
+func (q *Quota) Assign(wl *api.Workload, cq string) Assignment {
+	a := Assignment{ClusterQueue: cq}
+	if wl == nil {
+		a.Code, a.Message = InvalidWorkload, "nil workload"
+		return a
+	}
+	a.Workload = wl.ID()
+	n, ok := q.s.cqID(cq)
+	if !ok {
+		a.Code, a.Message = ClusterQueueMissing, fmt.Sprintf("clusterqueue %q does not exist", cq)
+		return a
+	}
+	if len(wl.PodSets) == 0 {
+		a.Code, a.Message = InvalidWorkload, fmt.Sprintf("workload %s: no pod sets", a.Workload)
+		return a
+	}
+	as := &assigner{q: q, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}}
+	a.Mode = Fit
+	for i := range wl.PodSets {
+		ps := &wl.PodSets[i]
+		as.ps = append(as.ps, ps)
+		psa := as.podSet(ps)
+		if psa.Mode < a.Mode || (psa.Mode == a.Mode && a.Code == ReasonNone) {
+			a.Mode, a.Code = psa.Mode, psa.Code
+			if psa.Code != ReasonNone {
+				a.Message = fmt.Sprintf("pod set %q: %s", ps.Name, firstReason(psa))
+			}
+		}
+		a.PodSets = append(a.PodSets, psa)
+	}
+	if a.Mode == NoFit {
+		return a
+	}
+	as.fillUsage(&a)
+	return a
+}
+
+func firstReason(p PodSetAssignment) string {
+	for _, t := range p.Tried {
+		if len(t.Reasons) > 0 && t.Mode == p.Mode {
+			return fmt.Sprintf("flavor %s: %s", t.Flavor, t.Reasons[0])
+		}
+	}
+	for _, t := range p.Tried {
+		if len(t.Reasons) > 0 {
+			return fmt.Sprintf("flavor %s: %s", t.Flavor, t.Reasons[0])
+		}
+	}
+	return string(p.Code)
+}
+
+// assigner carries one Assign call's state: the usage of pod sets assigned so far.
+type assigner struct {
+	q       *Quota
+	cq      nodeID
+	node    treeNode
+	assumed map[frID]resources.Amount
+	ps      []*api.PodSet
+}
+
+func (as *assigner) podSet(ps *api.PodSet) PodSetAssignment {
+	out := PodSetAssignment{Name: ps.Name, Count: ps.Count, Mode: Fit}
+	if ps.Count <= 0 {
+		out.Mode, out.Code = NoFit, InvalidWorkload
+		out.Tried = []FlavorAttempt{{Mode: NoFit, Code: InvalidWorkload, Reasons: []string{fmt.Sprintf("count %d must be positive", ps.Count)}}}
+		return out
+	}
+	need, err := as.q.s.needs(as.cq, ps)
+	if err != nil {
+		out.Mode, out.Code = NoFit, ResourceNotCovered
+		out.Tried = []FlavorAttempt{{Mode: NoFit, Code: ResourceNotCovered, Reasons: []string{err.Error()}}}
+		return out
+	}
+	for _, g := range need.sortedGroups() {
+		best, tried := as.group(need, g)
+		out.Tried = append(out.Tried, tried...)
+		if best == nil {
+			out.Mode, out.Code, out.Resources = NoFit, groupCode(tried), nil
+			return out
+		}
+		if best.mode < out.Mode {
+			out.Mode = best.mode
+		}
+		out.Resources = append(out.Resources, best.resources...)
+		for _, c := range best.cells {
+			as.assumed[c.fr] += c.amount
+		}
+	}
+	sort.Slice(out.Resources, func(i, j int) bool { return out.Resources[i].Resource < out.Resources[j].Resource })
+	if out.Mode == Preempt {
+		out.Code = WaitingForQuota
+	}
+	return out
+}
+
+// groupCode explains a resource group for which no flavor can work.
+func groupCode(tried []FlavorAttempt) ReasonCode {
+	code := NoFlavorMatches
+	for _, t := range tried {
+		switch t.Code {
+		case WaitingForQuota:
+			return WaitingForQuota
+		case ExceedsMaxQuota, ResourceNotCovered, InvalidWorkload:
+			code = t.Code
+		}
+	}
+	return code
+}
+
+// flavorChoice is one flavor's rating for a resource group.
+type flavorChoice struct {
+	mode      Mode
+	resources []ResourceAssignment
+	cells     []cell
+}
+
+// group tries the flavors of resource group g in order and returns the best choice (nil
+// when every flavor is NoFit) and an attempt record per flavor tried.
+func (as *assigner) group(need podSetNeed, g int) (*flavorChoice, []FlavorAttempt) {
+	rg := as.node.cq.ResourceGroups[g]
+	fung := as.node.cq.FlavorFungibility
+	var best *flavorChoice
+	var tried []FlavorAttempt
+	for _, fq := range rg.Flavors {
+		flavor := as.q.s.flavors[fq.Name]
+		if ok, why := flavorAdmits(flavor, need.ps); !ok {
+			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []string{why}})
+			continue
+		}
+		choice, attempt := as.rate(need, g, flavor)
+		tried = append(tried, attempt)
+		if choice.mode > NoFit && (best == nil || choice.mode > best.mode) {
+			c := choice
+			best = &c
+		}
+		if stopSearch(choice.mode, fung) {
+			break
+		}
+	}
+	return best, tried
+}
+
+// stopSearch applies flavorFungibility: a fitting flavor always ends the search; a
+// borrowing one ends it unless whenCanBorrow is TryNextFlavor; a preempting one ends it
+// only when whenCanPreempt is MayStopSearch (Kueue's defaults).
+func stopSearch(m Mode, f api.FlavorFungibility) bool {
+	switch m {
+	case Fit:
+		return true
+	case Borrow:
+		return f.WhenCanBorrow != api.TryNextFlavor
+	case Preempt:
+		return f.WhenCanPreempt == api.MayStopSearch
+	}
+	return false
+}
+
+// rate rates one flavor for the resources the pod set needs from group g.
+func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (flavorChoice, FlavorAttempt) {
+	choice := flavorChoice{mode: Fit}
+	attempt := FlavorAttempt{Flavor: flavor.Name, Mode: Fit}
+	worst := func(m Mode, code ReasonCode) {
+		if m < choice.mode {
+			choice.mode, attempt.Mode, attempt.Code = m, m, code
+		}
+	}
+	for _, r := range need.groups[g] {
+		amount, err := as.q.s.amount(need, r, flavor)
+		if err != nil {
+			worst(NoFit, InvalidWorkload)
+			attempt.Reasons = append(attempt.Reasons, err.Error())
+			continue
+		}
+		f, ok := as.q.s.frIndex[FlavorResource{flavor.Name, r}]
+		if !ok || !as.q.hasQuotaEntry(as.cq, g, flavor.Name, r) {
+			worst(NoFit, ExceedsMaxQuota)
+			attempt.Reasons = append(attempt.Reasons, fmt.Sprintf("no quota for %s in flavor %s", r, flavor.Name))
+			continue
+		}
+		m, code, why := as.q.rateCell(as.cq, f, amount, as.assumed[f])
+		worst(m, code)
+		attempt.Reasons = append(attempt.Reasons, why)
+		choice.resources = append(choice.resources, ResourceAssignment{Resource: r, Flavor: flavor.Name, Amount: amount, Mode: m})
+		choice.cells = append(choice.cells, cell{f, amount})
+	}
+	if choice.mode == Preempt && !as.q.preemptionPossible(as.cq) {
+		choice.mode, attempt.Mode, attempt.Code = NoFit, NoFit, WaitingForQuota
+		attempt.Reasons = append(attempt.Reasons, "preemption is not enabled for this clusterqueue")
+	}
+	return choice, attempt
+}
+
+// hasQuotaEntry reports whether cq's group g lists resource r under flavor.
+func (q *Quota) hasQuotaEntry(cq nodeID, g int, flavor string, r resources.Name) bool {
+	for _, fq := range q.s.nodes[cq].cq.ResourceGroups[g].Flavors {
+		if fq.Name != flavor {
+			continue
+		}
+		for _, rq := range fq.Resources {
+			if rq.Name == r {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rateCell rates amount of cell f for cq, on top of assumed (earlier pod sets of the
+// same workload), and explains the rating in one sentence.
+func (q *Quota) rateCell(cq nodeID, f frID, amount, assumed resources.Amount) (Mode, ReasonCode, string) {
+	s := q.s
+	i := s.idx(cq, f)
+	fr := s.frs[f]
+	total := resources.SatAdd(amount, assumed)
+	need := fmt.Sprintf("needs %s %s in flavor %s", resources.Format(fr.Resource, amount), fr.Resource, fr.Flavor)
+	free := max(0, s.nominal[i]-q.usage[i]-assumed)
+	quota := fmt.Sprintf("%s free of nominal %s", resources.Format(fr.Resource, free), resources.Format(fr.Resource, s.nominal[i]))
+	if limit := q.potential(cq, f); total > limit {
+		return NoFit, ExceedsMaxQuota, fmt.Sprintf("%s, more than clusterqueue %s can ever use (nominal %s, at most %s with borrowing)",
+			need, s.nodes[cq].name, resources.Format(fr.Resource, s.nominal[i]), resources.Format(fr.Resource, limit))
+	}
+	avail := q.available(cq, f)
+	if total <= avail {
+		if resources.SatAdd(q.usage[i], total) > s.subtree[i] {
+			borrow := resources.SatAdd(q.usage[i], total) - max(s.subtree[i], q.usage[i])
+			return Borrow, ReasonNone, fmt.Sprintf("%s, %s, borrows %s from cohort %s", need, quota, resources.Format(fr.Resource, borrow), q.parentName(cq))
+		}
+		return Fit, ReasonNone, fmt.Sprintf("%s, %s", need, quota)
+	}
+	return Preempt, WaitingForQuota, fmt.Sprintf("%s, %s, %s", need, quota, q.whyNoBorrow(cq, f))
+}
+
+// whyNoBorrow explains why the cohort cannot supply the rest.
+func (q *Quota) whyNoBorrow(cq nodeID, f frID) string {
+	s := q.s
+	parent := s.nodes[cq].parent
+	fr := s.frs[f]
+	if parent == noNode {
+		return "cannot borrow: not in a cohort"
+	}
+	i := s.idx(cq, f)
+	if bl := s.borrowLimit[i]; bl != noLimit {
+		borrowed := max(0, q.usage[i]-s.subtree[i])
+		if borrowed >= bl {
+			return fmt.Sprintf("cannot borrow: borrowing limit %s reached", resources.Format(fr.Resource, bl))
+		}
+	}
+	// What the cohort can add beyond the queue's own unused nominal quota.
+	lendable := max(0, q.available(cq, f)-max(0, s.nominal[i]-q.usage[i]))
+	return fmt.Sprintf("cannot borrow: cohort %s has %s unused", s.nodes[parent].name, resources.Format(fr.Resource, lendable))
+}
+
+func (q *Quota) parentName(n nodeID) string {
+	if p := q.s.nodes[n].parent; p != noNode {
+		return q.s.nodes[p].name
+	}
+	return ""
+}
+
+// fillUsage totals the chosen cells and the borrowed part per cell.
+func (as *assigner) fillUsage(a *Assignment) {
+	s := as.q.s
+	ids := make([]frID, 0, len(as.assumed))
+	for f := range as.assumed {
+		ids = append(ids, f)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, f := range ids {
+		amt := as.assumed[f]
+		if amt == 0 {
+			continue
+		}
+		fr := s.frs[f]
+		a.Usage = append(a.Usage, FlavorAmount{fr, amt})
+		i := s.idx(as.cq, f)
+		if b := resources.SatAdd(as.q.usage[i], amt) - max(s.subtree[i], as.q.usage[i]); b > 0 {
+			a.Borrowed = append(a.Borrowed, FlavorAmount{fr, b})
+		}
+		if amt > as.q.available(as.cq, f) {
+			a.NeedsPreemption = append(a.NeedsPreemption, fr)
+		}
+	}
+	a.GPUMilli = as.gpuMilli(a)
+}
+
+// gpuMilli converts every pod set's GPU requests into the common unit, using the flavor
+// assigned to its GPU resources.
+func (as *assigner) gpuMilli(a *Assignment) resources.MilliGPU {
+	var total resources.MilliGPU
+	for i, psa := range a.PodSets {
+		ps := as.ps[i]
+		gpu := resources.Vector{}
+		for k, v := range ps.Requests {
+			if k.IsGPU() {
+				gpu[k] = v
+			}
+		}
+		if len(gpu) == 0 {
+			continue
+		}
+		var flavor *api.ResourceFlavor
+		for _, r := range psa.Resources {
+			if r.Resource.IsGPU() {
+				flavor = as.q.s.flavors[r.Flavor]
+				break
+			}
+		}
+		if m, err := as.q.s.acct(gpu, flavor); err == nil {
+			total += m * resources.MilliGPU(ps.Count)
+		}
+	}
+	return total
+}

@@ -1,0 +1,105 @@
+package admission
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+)
+
+func TestFairSharingPreemption(t *testing.T) {
+	tests := []struct {
+		name string
+		// weights of the borrower a (holding 3 workloads of 2 GPUs) and the preemptor b.
+		weightA, weightB int64
+		strategies       []FairStrategy
+		// want are the victims of b's 4-GPU workload.
+		want []api.WorkloadID
+	}{
+		{"equal weights: take the newest until shares meet", 1000, 1000, []FairStrategy{LessThanOrEqualToFinalShare}, []api.WorkloadID{"ns-a/a3"}},
+		{"heavier borrower keeps its share", 3000, 1000, nil, nil},
+		{"LessThanInitialShare alone also allows it", 1000, 1000, []FairStrategy{LessThanInitialShare}, []api.WorkloadID{"ns-a/a3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
+				MakeClusterQueue("lender").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
+				MakeClusterQueue("a").Cohort("c").Weight(tt.weightA).Preemption(api.PreemptNever, api.PreemptAny).
+					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+				MakeClusterQueue("b").Cohort("c").Weight(tt.weightB).Preemption(api.PreemptNever, api.PreemptAny).
+					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+			).Obj()
+			m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: tt.strategies}})
+			for i, name := range []string{"a1", "a2", "a3"} {
+				mustAdmit(t, m, MakeWorkload("ns-a", name).CreatedAt(i).Request(gpu, "2").Obj(), Borrow)
+			}
+			p := MakeWorkload("ns-b", "p").Request(gpu, "4").Obj()
+			a := m.Assign(p)
+			if a.Mode != Preempt {
+				t.Fatalf("mode %s, want Preempt", a.Mode)
+			}
+			res := m.FindVictims(p, a, nil)
+			if !sameIDs(victimIDs(res), tt.want) {
+				t.Fatalf("victims %v, want %v (%s)", victimIDs(res), tt.want, res.Message)
+			}
+			for _, v := range res.Victims {
+				if v.Reason != InCohortFairSharing {
+					t.Fatalf("victim reason %s, want %s", v.Reason, InCohortFairSharing)
+				}
+			}
+		})
+	}
+}
+
+// TestFairSharingRefusesUnstableVictimSets is the case the stability check exists for:
+// taking both of a's workloads would let the smaller one take the GPUs straight back.
+func TestFairSharingRefusesUnstableVictimSets(t *testing.T) {
+	objs := MakeObjects().Flavors(MakeFlavor("f").Obj()).Cohorts(MakeCohort("root").Obj(),
+		MakeCohort("sub").Parent("root").ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "4").Obj()).Obj()).
+		ClusterQueues(
+			MakeClusterQueue("a").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).
+				ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "0").Obj()).Obj(),
+			MakeClusterQueue("b").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).Weight(2000).
+				ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "3").Obj()).Obj(),
+		).Obj()
+	m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
+	mustAdmit(t, m, MakeWorkload("ns-a", "w1").Request(gpu, "3").Obj(), Borrow)
+	mustAdmit(t, m, MakeWorkload("ns-a", "w2").Request(gpu, "1").Obj(), Borrow)
+	w3 := MakeWorkload("ns-b", "w3").Request(gpu, "7").Obj()
+	a := m.Assign(w3)
+	if res := m.FindVictims(w3, a, nil); len(res.Victims) != 0 || res.Code != WaitingForQuota {
+		t.Fatalf("victims %v (%s), want none: w2 could preempt w3 back", victimIDs(res), res.Code)
+	}
+}
+
+func TestShare(t *testing.T) {
+	tests := []struct {
+		name   string
+		weight int64 // thousandths
+		borrow string
+		// want is the weighted dominant resource share in thousandths.
+		want int64
+	}{
+		{"not borrowing", 1000, "0", 0},
+		{"a quarter of what the cohort lends", 1000, "2", 250},
+		{"weight 2 halves it", 2000, "2", 125},
+		{"weight 0 borrowing is last in line", 0, "2", math.MaxInt64},
+		{"weight 0 not borrowing", 0, "0", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
+				MakeClusterQueue("lender").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+				MakeClusterQueue("a").Cohort("c").Weight(tt.weight).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+			).Obj()
+			m := newManager(t, objs, Options{})
+			n := amt(gpu, tt.borrow) + 4
+			w := MakeWorkload("ns-a", "w").Request(gpu, "1").Obj()
+			w.PodSets[0].Count = int32(n)
+			mustAdmit(t, m, w, map[bool]Mode{true: Fit, false: Borrow}[tt.borrow == "0"])
+			if got := m.Quota().Share("a"); got != tt.want {
+				t.Fatalf("share %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package admission
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Quota is the cohort tree with its usage: ClusterQueues are leaves, cohorts inner nodes.
+// The structure (names, quotas, limits) is built once and shared by every clone; only
+// usage and the admitted set are copied, so Clone is cheap enough for per-cycle
+// what-ifs. Quota is not safe for concurrent mutation.
+type Quota struct {
+	s        *structure
+	usage    []resources.Amount // per node × flavor-resource, see structure.idx
+	admitted map[api.WorkloadID]*AdmittedWorkload
+	seq      int64
+}
+
+// AdmittedWorkload is what Quota remembers about an admitted workload.
+type AdmittedWorkload struct {
+	ID           api.WorkloadID
+	ClusterQueue string
+	LocalQueue   string // "namespace/name"
+	Priority     int32
+	Created      time.Time
+	// Seq orders admissions: a larger Seq was admitted more recently.
+	Seq      int64
+	Usage    []FlavorAmount
+	GPUMilli resources.MilliGPU // total in the common unit, for admission fair sharing
+	cq       nodeID
+	cells    []cell
+}
+
+// cell is a usage amount on a dense flavor-resource index.
+type cell struct {
+	fr     frID
+	amount resources.Amount
+}
+
+// NewQuota builds the cohort tree from the loaded objects. Errors name the object and
+// field: unknown flavors, negative quotas, a resource covered by two groups, cohort cycles.
+func NewQuota(objs *api.Objects, opts Options) (*Quota, error) {
+	if objs == nil {
+		return nil, fmt.Errorf("admission: no objects")
+	}
+	s, err := buildStructure(objs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Quota{
+		s:        s,
+		usage:    make([]resources.Amount, len(s.nodes)*len(s.frs)),
+		admitted: map[api.WorkloadID]*AdmittedWorkload{},
+	}, nil
+}
+
+// Clone returns an independent copy for what-ifs; the shared structure is immutable.
+func (q *Quota) Clone() *Quota {
+	// Records are never mutated after Admit, so the copies may share them.
+	return &Quota{s: q.s, usage: append([]resources.Amount(nil), q.usage...), admitted: maps.Clone(q.admitted), seq: q.seq}
+}
+
+// ClusterQueues returns the ClusterQueue names, sorted.
+func (q *Quota) ClusterQueues() []string {
+	var out []string
+	for _, n := range q.s.nodes {
+		if n.isCQ {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// ClusterQueue returns the ClusterQueue object by name.
+func (q *Quota) ClusterQueue(name string) (*api.ClusterQueue, bool) {
+	id, ok := q.s.cqID(name)
+	if !ok {
+		return nil, false
+	}
+	return q.s.nodes[id].cq, true
+}
+
+// Admitted returns the admitted workload id, if any.
+func (q *Quota) Admitted(id api.WorkloadID) (*AdmittedWorkload, bool) {
+	w, ok := q.admitted[id]
+	return w, ok
+}
+
+// AdmittedWorkloads returns all admitted workloads ordered by admission (Seq).
+func (q *Quota) AdmittedWorkloads() []*AdmittedWorkload {
+	out := make([]*AdmittedWorkload, 0, len(q.admitted))
+	for _, w := range q.admitted {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// Admit records wl's usage from a fitting assignment (mode Borrow or Fit) in its
+// ClusterQueue and, through lending, in the cohorts above. It re-checks the fit against
+// current usage, so an assignment computed on stale state cannot overcommit quota.
+func (q *Quota) Admit(wl *api.Workload, a Assignment) error {
+	if wl == nil {
+		return fmt.Errorf("admission: Admit: nil workload")
+	}
+	id := wl.ID()
+	if _, dup := q.admitted[id]; dup {
+		return fmt.Errorf("workload %s: already admitted", id)
+	}
+	cq, ok := q.s.cqID(a.ClusterQueue)
+	if !ok {
+		return fmt.Errorf("workload %s: clusterQueue %q not found", id, a.ClusterQueue)
+	}
+	if a.Workload != id {
+		return fmt.Errorf("workload %s: assignment is for %s", id, a.Workload)
+	}
+	cells, err := q.s.cells(a.Usage)
+	if err != nil {
+		return fmt.Errorf("workload %s: %w", id, err)
+	}
+	for _, c := range cells {
+		if avail := q.available(cq, c.fr); c.amount > avail {
+			return fmt.Errorf("workload %s: %s needs %d but only %d is available", id, q.s.frs[c.fr], c.amount, avail)
+		}
+	}
+	q.seq++
+	rec := &AdmittedWorkload{
+		ID: id, ClusterQueue: a.ClusterQueue, LocalQueue: wl.Namespace + "/" + wl.Queue,
+		Priority: wl.Priority, Created: wl.Created, Seq: q.seq,
+		Usage: append([]FlavorAmount(nil), a.Usage...), GPUMilli: a.GPUMilli, cq: cq, cells: cells,
+	}
+	q.admitted[id] = rec
+	q.apply(cq, cells, 1)
+	return nil
+}
+
+// Release removes an admitted workload's usage (finished, evicted or preempted).
+func (q *Quota) Release(id api.WorkloadID) error {
+	rec, ok := q.admitted[id]
+	if !ok {
+		return fmt.Errorf("workload %s: not admitted", id)
+	}
+	delete(q.admitted, id)
+	q.apply(rec.cq, rec.cells, -1)
+	return nil
+}
+
+func (s *structure) cells(usage []FlavorAmount) ([]cell, error) {
+	out := make([]cell, 0, len(usage))
+	for _, u := range usage {
+		f, ok := s.frIndex[u.FlavorResource]
+		if !ok {
+			return nil, fmt.Errorf("no quota for %s", u.FlavorResource)
+		}
+		if u.Amount < 0 {
+			return nil, fmt.Errorf("negative usage %d for %s", u.Amount, u.FlavorResource)
+		}
+		out = append(out, cell{f, u.Amount})
+	}
+	return out, nil
+}

@@ -1,0 +1,278 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Overlay is a what-if layer over a Snapshot: pods can be assumed on nodes and bound pods
+// forgotten, and every step can be undone back to a Mark. The snapshot underneath never
+// changes. A node's state is copied the first time the overlay writes to it (its
+// NodeDevices are cloned then), so an overlay that touches few nodes costs little.
+//
+// An Overlay is not safe for concurrent use; create one per scheduling attempt.
+type Overlay struct {
+	base *Snapshot
+	// over[i] is node i's private state once written; nil means "as in base". The slice
+	// itself is allocated on the first write.
+	over []*nodeState
+	// pods overrides base.pods: a non-nil entry is assumed, a nil entry is forgotten.
+	pods    map[PodRef]*BoundPod
+	journal []journalEntry
+}
+
+// journalEntry records one step so Undo can reverse it.
+type journalEntry struct {
+	op  ChangeOp
+	pod BoundPod
+}
+
+// Mark is a position in an overlay's journal (see Overlay.Mark and Overlay.Undo).
+type Mark int
+
+// Base is the snapshot under the overlay.
+func (o *Overlay) Base() *Snapshot { return o.base }
+
+// NumNodes is the number of nodes.
+func (o *Overlay) NumNodes() int { return len(o.base.nodes) }
+
+// Node returns node i (read-only).
+func (o *Overlay) Node(i int) *Node { return o.base.nodes[i].node }
+
+// NodeIndex returns the index of the named node.
+func (o *Overlay) NodeIndex(name string) (int, bool) { return o.base.NodeIndex(name) }
+
+func (o *Overlay) state(i int) *nodeState {
+	if o.over != nil && o.over[i] != nil {
+		return o.over[i]
+	}
+	return o.base.nodes[i]
+}
+
+// writable returns node i's private state, copying it on first write.
+func (o *Overlay) writable(i int) *nodeState {
+	if o.over == nil {
+		o.over = make([]*nodeState, len(o.base.nodes))
+	}
+	if o.over[i] == nil {
+		o.over[i] = o.base.nodes[i].clone()
+	}
+	return o.over[i]
+}
+
+// Free returns node i's free non-GPU resources in the overlay (read-only).
+func (o *Overlay) Free(i int) resources.Vector { return o.state(i).free }
+
+// FreeCPUMemory is node i's free cpu (milli) and memory (bytes): Free without map
+// look-ups, for pre-filters.
+func (o *Overlay) FreeCPUMemory(i int) (cpu, memory resources.Amount) {
+	st := o.state(i)
+	return st.cpu, st.mem
+}
+
+// Devices returns node i's device accounting in the overlay (read-only: use Assume and
+// Forget to change it; nil on nodes without GPUs).
+func (o *Overlay) Devices(i int) *devices.NodeDevices { return o.state(i).devices }
+
+// PodsOn returns the pods on node i in the overlay (read-only).
+func (o *Overlay) PodsOn(i int) []PodRef { return o.state(i).pods }
+
+// Touched reports whether the overlay has written node i.
+func (o *Overlay) Touched(i int) bool { return o.over != nil && o.over[i] != nil }
+
+// Pod returns a pod bound or assumed in the overlay.
+func (o *Overlay) Pod(ref PodRef) (BoundPod, bool) {
+	if p, ok := o.pods[ref]; ok {
+		if p == nil {
+			return BoundPod{}, false
+		}
+		return *p, true
+	}
+	return o.base.Pod(ref)
+}
+
+// Stamp identifies the exact state of one node: two equal stamps mean the same node with
+// the same pods and devices, so a result computed from that state (a device fit) can be
+// reused. A stamp keeps its state alive, so it can never be confused with a later one.
+type Stamp struct {
+	st      *nodeState
+	version uint64
+}
+
+// Stamp returns node i's current stamp.
+func (o *Overlay) Stamp(i int) Stamp {
+	st := o.state(i)
+	return Stamp{st: st, version: st.version}
+}
+
+// Mark returns the current journal position.
+func (o *Overlay) Mark() Mark { return Mark(len(o.journal)) }
+
+// Assume places pod on the named node with the given per-pod requests and device
+// assignment. It fails, leaving the overlay unchanged, when the node is unknown, the pod
+// is already present, the non-GPU requests exceed the node's free resources, or the
+// devices are already in use.
+func (o *Overlay) Assume(pod PodRef, node string, requests resources.Vector, a devices.Assignment) error {
+	i, ok := o.base.byName[node]
+	if !ok {
+		return fmt.Errorf("pod %s: node %q: not in the snapshot", pod, node)
+	}
+	return o.AssumeAt(pod, i, requests, a)
+}
+
+// AssumeAt is Assume by node index (the placement hot path).
+func (o *Overlay) AssumeAt(pod PodRef, i int, requests resources.Vector, a devices.Assignment) error {
+	if _, exists := o.Pod(pod); exists {
+		return fmt.Errorf("pod %s: already bound or assumed", pod)
+	}
+	bp := BoundPod{Ref: pod, Node: o.base.nodes[i].node.Name, Requests: requests, Devices: a}
+	if err := o.add(i, bp); err != nil {
+		return err
+	}
+	o.journal = append(o.journal, journalEntry{op: OpBind, pod: bp})
+	return nil
+}
+
+// Forget removes a bound or assumed pod, releasing its resources (a preemption what-if).
+func (o *Overlay) Forget(pod PodRef) error {
+	bp, ok := o.Pod(pod)
+	if !ok {
+		return fmt.Errorf("pod %s: not bound", pod)
+	}
+	if err := o.remove(bp); err != nil {
+		return err
+	}
+	o.journal = append(o.journal, journalEntry{op: OpRemove, pod: bp})
+	return nil
+}
+
+// Undo reverses every step after m, newest first.
+func (o *Overlay) Undo(m Mark) {
+	for len(o.journal) > int(m) && m >= 0 {
+		e := o.journal[len(o.journal)-1]
+		o.journal = o.journal[:len(o.journal)-1]
+		// Reversing a step we just did cannot fail: the resources were free before it.
+		if e.op == OpBind {
+			_ = o.remove(e.pod)
+		} else {
+			i := o.base.byName[e.pod.Node]
+			_ = o.add(i, e.pod)
+		}
+	}
+}
+
+// Changes returns the steps taken so far, in order: the list Snapshot.Apply replays.
+func (o *Overlay) Changes() []Change {
+	out := make([]Change, len(o.journal))
+	for k, e := range o.journal {
+		out[k] = Change{Op: e.op, Pod: e.pod}
+	}
+	return out
+}
+
+// Snapshot materialises the overlay as a new immutable snapshot. Untouched nodes are
+// shared with the base; touched nodes are copied, so the overlay may keep being used.
+func (o *Overlay) Snapshot() *Snapshot {
+	next := &Snapshot{
+		nodes:      make([]*nodeState, len(o.base.nodes)),
+		byName:     o.base.byName,
+		pods:       make(map[PodRef]BoundPod, len(o.base.pods)+len(o.pods)),
+		topologies: o.base.topologies,
+		domains:    o.base.domains,
+	}
+	for i := range o.base.nodes {
+		if o.Touched(i) {
+			next.nodes[i] = o.over[i].clone()
+		} else {
+			next.nodes[i] = o.base.nodes[i]
+		}
+	}
+	for k, p := range o.base.pods {
+		next.pods[k] = p
+	}
+	for k, p := range o.pods {
+		if p == nil {
+			delete(next.pods, k)
+		} else {
+			next.pods[k] = *p
+		}
+	}
+	return next
+}
+
+// add charges bp to node i; on error nothing changed.
+func (o *Overlay) add(i int, bp BoundPod) error {
+	cur := o.state(i)
+	use := chargeOn(cur.node, bp.Requests)
+	if ok, short := use.Fits(cur.free); !ok {
+		return fmt.Errorf("pod %s: node %s: not enough free %v (requests %s, free %s)", bp.Ref, bp.Node, short, use, cur.free)
+	}
+	hasDevices := !bp.Devices.IsZero()
+	if hasDevices && cur.devices == nil {
+		return fmt.Errorf("pod %s: node %s: devices %v assigned but the node has no GPUs", bp.Ref, bp.Node, bp.Devices.IDs())
+	}
+	st := o.writable(i)
+	if hasDevices {
+		if err := st.devices.Commit(bp.Devices); err != nil {
+			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
+		}
+	}
+	st.free.SubInPlace(use)
+	st.version++
+	st.cpu, st.mem = st.free[resources.CPU], st.free[resources.Memory]
+	st.chargeGPUs(bp.Devices, -1)
+	st.pods = append(st.pods, bp.Ref)
+	o.setPod(bp.Ref, &bp)
+	return nil
+}
+
+// remove releases bp from its node; on error nothing changed.
+func (o *Overlay) remove(bp BoundPod) error {
+	i, ok := o.base.byName[bp.Node]
+	if !ok {
+		return fmt.Errorf("pod %s: node %q: not in the snapshot", bp.Ref, bp.Node)
+	}
+	st := o.writable(i)
+	if !bp.Devices.IsZero() && st.devices != nil {
+		if err := st.devices.Release(bp.Devices); err != nil {
+			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
+		}
+	}
+	st.free.AddInPlace(chargeOn(st.node, bp.Requests))
+	st.version++
+	st.cpu, st.mem = st.free[resources.CPU], st.free[resources.Memory]
+	st.chargeGPUs(bp.Devices, 1)
+	for k, r := range st.pods {
+		if r == bp.Ref {
+			st.pods = append(st.pods[:k:k], st.pods[k+1:]...)
+			break
+		}
+	}
+	o.setPod(bp.Ref, nil)
+	return nil
+}
+
+// setPod records pod's overlay state (nil: absent). An assumed-then-undone pod that the
+// base never had drops out of the map, so the overlay's map stays small.
+func (o *Overlay) setPod(ref PodRef, p *BoundPod) {
+	if _, inBase := o.base.pods[ref]; p == nil && !inBase {
+		delete(o.pods, ref)
+		return
+	}
+	if o.pods == nil {
+		o.pods = map[PodRef]*BoundPod{}
+	}
+	o.pods[ref] = p
+}
+
+// chargeOn is the non-GPU part of requests charged on node n; the implicit pod slot is
+// charged only on nodes that declare a pods limit.
+func chargeOn(n *Node, requests resources.Vector) resources.Vector {
+	use := NonGPU(requests)
+	if _, ok := n.Allocatable[resources.Pods]; !ok {
+		delete(use, resources.Pods)
+	}
+	return use
+}

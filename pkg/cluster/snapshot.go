@@ -1,0 +1,225 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// nodeState is one node's state inside a snapshot: the node, its free non-GPU resources,
+// its device accounting and the pods bound to it. A nodeState reachable from a Snapshot is
+// never mutated; overlays copy it on first write.
+type nodeState struct {
+	node    *Node
+	free    resources.Vector
+	devices *devices.NodeDevices // nil on nodes without GPUs
+	pods    []PodRef
+	// gpuFree is the free milli-GPU of each GPU (NodeDevices.GPUs() order); gpuPos maps a
+	// GPU index to its position (shared, never written).
+	gpuFree []resources.MilliGPU
+	gpuPos  map[int]int
+	mode    devices.SharingMode
+	devCap  resources.Vector // what the devices offer in total (shared, never written)
+	// cpu and mem mirror free[cpu] and free[memory] for the placement hot path.
+	cpu, mem resources.Amount
+	// version counts writes to this state (see Stamp).
+	version uint64
+}
+
+func (s *nodeState) clone() *nodeState {
+	out := &nodeState{node: s.node, free: s.free.Clone(), pods: append([]PodRef(nil), s.pods...),
+		gpuFree: append([]resources.MilliGPU(nil), s.gpuFree...), gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem}
+	if s.devices != nil {
+		out.devices = s.devices.Clone()
+	}
+	return out
+}
+
+// Snapshot is an immutable view of the cluster: nodes in name order, the pods bound to
+// them, and the topology domains. Every method is read-only; the next snapshot is made
+// with Apply (pod changes), WithNode or WithoutNode (node changes), or from an Overlay
+// with Overlay.Snapshot. Untouched nodes are shared between snapshots, so a new snapshot
+// costs O(nodes) pointers plus the touched nodes.
+//
+// Node indices (0..NumNodes()-1, in name order) are stable within one snapshot and its
+// overlays; they are the cheap handle the placement hot path uses.
+type Snapshot struct {
+	nodes      []*nodeState
+	byName     map[string]int
+	pods       map[PodRef]BoundPod
+	topologies []Topology
+	domains    map[string][]Domain // level label key -> domains, see topology.go
+}
+
+// NewSnapshot builds a snapshot of nodes with no pods bound. Node names must be unique
+// and non-empty; each topology must have levels. The nodes' Devices are cloned, so the
+// caller's values stay untouched.
+func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
+	s := &Snapshot{byName: make(map[string]int, len(nodes)), pods: map[PodRef]BoundPod{}}
+	sorted := make([]*Node, len(nodes))
+	for i := range nodes {
+		n := nodes[i]
+		sorted[i] = &n
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	models := map[devices.ModelID]devices.Model{}
+	for i, n := range sorted {
+		if n.Name == "" {
+			return nil, fmt.Errorf("node #%d (%s): metadata.name: must not be empty", i, n.Source)
+		}
+		if _, dup := s.byName[n.Name]; dup {
+			return nil, fmt.Errorf("node %q (%s): metadata.name: duplicate node name", n.Name, n.Source)
+		}
+		s.byName[n.Name] = i
+		s.nodes = append(s.nodes, newNodeState(n, models))
+	}
+	topos, err := normaliseTopologies(topologies)
+	if err != nil {
+		return nil, err
+	}
+	s.topologies = topos
+	s.domains = buildDomains(s.nodes, topos)
+	return s, nil
+}
+
+func newNodeState(n *Node, models map[devices.ModelID]devices.Model) *nodeState {
+	st := &nodeState{node: n, free: n.Allocatable.Clone()}
+	if st.free == nil {
+		st.free = resources.Vector{}
+	}
+	st.cpu, st.mem = st.free[resources.CPU], st.free[resources.Memory]
+	if n.Devices != nil {
+		st.devices = n.Devices.Clone()
+		st.gpuFree = gpuCapacityMilli(n.Devices, models)
+		st.gpuPos = gpuPositions(n.Devices)
+		st.mode = gpuMode(n.Devices)
+		st.devCap = n.Devices.Capacity()
+	}
+	return st
+}
+
+// NumNodes is the number of nodes.
+func (s *Snapshot) NumNodes() int { return len(s.nodes) }
+
+// Node returns node i (read-only).
+func (s *Snapshot) Node(i int) *Node { return s.nodes[i].node }
+
+// NodeIndex returns the index of the named node.
+func (s *Snapshot) NodeIndex(name string) (int, bool) {
+	i, ok := s.byName[name]
+	return i, ok
+}
+
+// Free returns node i's free non-GPU resources (read-only: do not modify).
+func (s *Snapshot) Free(i int) resources.Vector { return s.nodes[i].free }
+
+// Devices returns node i's device accounting (read-only: do not modify; nil without GPUs).
+func (s *Snapshot) Devices(i int) *devices.NodeDevices { return s.nodes[i].devices }
+
+// PodsOn returns the pods bound on node i, in bind order (read-only).
+func (s *Snapshot) PodsOn(i int) []PodRef { return s.nodes[i].pods }
+
+// Pod returns a bound pod.
+func (s *Snapshot) Pod(ref PodRef) (BoundPod, bool) {
+	p, ok := s.pods[ref]
+	return p, ok
+}
+
+// Pods returns every bound pod, sorted by workload, pod set and index.
+func (s *Snapshot) Pods() []BoundPod {
+	out := make([]BoundPod, 0, len(s.pods))
+	for _, p := range s.pods {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ref.less(out[j].Ref) })
+	return out
+}
+
+// Overlay starts a what-if layer over the snapshot. It is cheap: nothing is copied until
+// a node is first written.
+func (s *Snapshot) Overlay() *Overlay { return &Overlay{base: s} }
+
+// Apply returns the snapshot that results from applying changes in order. The receiver is
+// unchanged. A change that cannot be applied (unknown node, pod already bound, devices
+// already in use, not enough free resources, removing an unknown pod) is an error naming
+// the pod, and no snapshot is returned.
+func (s *Snapshot) Apply(changes []Change) (*Snapshot, error) {
+	ov := s.Overlay()
+	for _, c := range changes {
+		var err error
+		switch c.Op {
+		case OpBind:
+			err = ov.Assume(c.Pod.Ref, c.Pod.Node, c.Pod.Requests, c.Pod.Devices)
+		case OpRemove:
+			err = ov.Forget(c.Pod.Ref)
+		default:
+			err = fmt.Errorf("pod %s: change op %v: unknown operation", c.Pod.Ref, c.Op)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ov.Snapshot(), nil
+}
+
+// WithNode returns a snapshot in which node n is added or replaces the node of the same
+// name (e.g. a node failed, recovered or was re-partitioned). Pods bound on a replaced
+// node are re-bound on the new node with the same devices; if one no longer fits, that is
+// an error naming the pod, so the caller removes such pods first.
+func (s *Snapshot) WithNode(n Node) (*Snapshot, error) {
+	if n.Name == "" {
+		return nil, fmt.Errorf("node (%s): metadata.name: must not be empty", n.Source)
+	}
+	nodes := make([]Node, 0, len(s.nodes)+1)
+	for _, st := range s.nodes {
+		if st.node.Name != n.Name {
+			nodes = append(nodes, *st.node)
+		}
+	}
+	nodes = append(nodes, n)
+	return s.rebuild(nodes)
+}
+
+// WithoutNode returns a snapshot without the named node. Pods still bound on it are an
+// error: the caller evicts them first (with Apply), so no pod silently disappears.
+func (s *Snapshot) WithoutNode(name string) (*Snapshot, error) {
+	i, ok := s.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("node %q: not in the snapshot", name)
+	}
+	if len(s.nodes[i].pods) > 0 {
+		return nil, fmt.Errorf("node %q: %d pods still bound (first %s); remove them first", name, len(s.nodes[i].pods), s.nodes[i].pods[0])
+	}
+	nodes := make([]Node, 0, len(s.nodes))
+	for _, st := range s.nodes {
+		if st.node.Name != name {
+			nodes = append(nodes, *st.node)
+		}
+	}
+	return s.rebuild(nodes)
+}
+
+// rebuild makes a fresh snapshot of nodes with the same topologies and re-binds every pod.
+func (s *Snapshot) rebuild(nodes []Node) (*Snapshot, error) {
+	topos := make([]api.Topology, 0, len(s.topologies))
+	for _, t := range s.topologies {
+		levels := t.Levels
+		if t.ImplicitHostname {
+			levels = levels[:len(levels)-1]
+		}
+		topos = append(topos, api.Topology{Meta: api.Meta{Name: t.Name}, Levels: levels})
+	}
+	next, err := NewSnapshot(nodes, topos)
+	if err != nil {
+		return nil, err
+	}
+	pods := s.Pods()
+	changes := make([]Change, 0, len(pods))
+	for _, p := range pods {
+		changes = append(changes, Change{Op: OpBind, Pod: p})
+	}
+	return next.Apply(changes)
+}

@@ -1,0 +1,138 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// slotName is a placement's stable name inside its workload ("main-3").
+func slotName(p v1alpha1.PodPlacement) string { return p.PodSet + "-" + strconv.Itoa(int(p.Index)) }
+
+// binding is one pod to bind into one planned slot.
+type binding struct {
+	pod  *corev1.Pod
+	slot v1alpha1.PodPlacement
+}
+
+// MatchGang pairs a workload's live pods with its planned slots. Pods already carrying
+// a slot annotation keep it (restart safety: a crash between annotating and binding
+// resumes with the same slot); bound pods hold their slot. The unbound rest are paired
+// with the free slots of their own pod set (podSetOf tells it; "" fits any) in a stable
+// order, and only when every free slot has a pod: a gang is bound whole, never in part.
+// It returns nil when the gang is incomplete.
+func MatchGang(placements []v1alpha1.PodPlacement, pods []*corev1.Pod, podSetOf func(*corev1.Pod) string) []binding {
+	slots := map[string]v1alpha1.PodPlacement{}
+	for _, p := range placements {
+		slots[slotName(p)] = p
+	}
+	var out []binding
+	var loose []*corev1.Pod
+	for _, pod := range pods {
+		s, ok := slots[pod.Annotations[AnnotationPodSlot]]
+		switch {
+		case ok && pod.Spec.NodeName != "":
+			delete(slots, slotName(s))
+		case ok:
+			delete(slots, slotName(s))
+			out = append(out, binding{pod: pod, slot: s})
+		case pod.Spec.NodeName == "":
+			loose = append(loose, pod)
+		}
+	}
+	free := make([]v1alpha1.PodPlacement, 0, len(slots))
+	for _, s := range slots {
+		free = append(free, s)
+	}
+	sort.Slice(free, func(i, j int) bool {
+		if free[i].PodSet != free[j].PodSet {
+			return free[i].PodSet < free[j].PodSet
+		}
+		return free[i].Index < free[j].Index
+	})
+	sort.SliceStable(loose, func(i, j int) bool { return podOrder(loose[i]) < podOrder(loose[j]) })
+	used := make([]bool, len(loose))
+	for _, s := range free {
+		k := -1
+		for i, p := range loose {
+			if ps := podSetOf(p); !used[i] && (ps == "" || ps == s.PodSet) {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			return nil // wait for the rest of the gang
+		}
+		used[k] = true
+		out = append(out, binding{pod: loose[k], slot: s})
+	}
+	return out
+}
+
+// podOrder sorts pods by completion index when the job has one, else by name.
+func podOrder(p *corev1.Pod) string {
+	if idx, ok := p.Annotations["batch.kubernetes.io/job-completion-index"]; ok {
+		return fmt.Sprintf("%09s", idx)
+	}
+	return p.Name
+}
+
+// bindGang annotates every pod with its devices and slot, then binds it through the
+// Binding subresource. Annotation comes first so the device plugin never sees a bound
+// pod without its devices; an "already bound" answer counts as done.
+func bindGang(ctx context.Context, c client.Client, wl *v1alpha1.Workload, bs []binding) (int, error) {
+	bound := 0
+	for _, b := range bs {
+		if err := annotatePod(ctx, c, wl, b); err != nil {
+			return bound, err
+		}
+	}
+	for _, b := range bs {
+		target := &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: b.pod.Name, Namespace: b.pod.Namespace, UID: b.pod.UID},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: b.slot.Node},
+		}
+		err := c.SubResource("binding").Create(ctx, b.pod, target)
+		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			return bound, fmt.Errorf("bind pod %s/%s to %s: %w", b.pod.Namespace, b.pod.Name, b.slot.Node, err)
+		}
+		bound++
+	}
+	return bound, nil
+}
+
+func annotatePod(ctx context.Context, c client.Client, wl *v1alpha1.Workload, b binding) error {
+	want := map[string]string{
+		AnnotationDevices:  strings.Join(b.slot.Devices, ","),
+		AnnotationPodSlot:  slotName(b.slot),
+		AnnotationWorkload: wlKey(wl),
+	}
+	same := true
+	for k, v := range want {
+		if b.pod.Annotations[k] != v {
+			same = false
+		}
+	}
+	if same {
+		return nil
+	}
+	patch := client.MergeFrom(b.pod.DeepCopy())
+	if b.pod.Annotations == nil {
+		b.pod.Annotations = map[string]string{}
+	}
+	for k, v := range want {
+		b.pod.Annotations[k] = v
+	}
+	if err := c.Patch(ctx, b.pod, patch); err != nil {
+		return fmt.Errorf("annotate pod %s/%s: %w", b.pod.Namespace, b.pod.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// committer applies an engine plan to the API server. Every write carries the
+// resourceVersion the cycle read, so a plan made on stale state is refused (a
+// Conflict), never applied on top of newer decisions; the next cycle retries.
+type committer struct {
+	ctx      context.Context
+	c        client.Client
+	events   record.EventRecorder
+	cs       *cycleState
+	now      time.Time
+	metrics  *Metrics
+	preempts int
+}
+
+var _ plan.Committer = (*committer)(nil)
+
+// Apply writes admissions (Workload status with the gang's placements; the binder
+// then binds the pods), rejections and reservations (status), and notices (the
+// preemption annotation and an event; the eviction follows after the grace period).
+func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
+	if err := p.Validate(); err != nil {
+		return plan.Result{}, fmt.Errorf("controller: invalid plan: %w", err)
+	}
+	var res plan.Result
+	for _, a := range p.Admissions {
+		t := k.cs.byID[a.Workload]
+		if t == nil {
+			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: "workload not in this cycle's state"})
+			continue
+		}
+		st := admittedStatus(t.obj.Status, a, p.BindingsOf(a.Workload), k.now)
+		if err := k.writeStatus(t.obj, st); err != nil {
+			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: err.Error()})
+			continue
+		}
+		res.Applied = append(res.Applied, a.Workload)
+		k.events.Eventf(t.obj, "Normal", ReasonAdmitted, "admitted by ClusterQueue %s, %d pods placed", a.ClusterQueue, len(st.Admission.Placements))
+		k.metrics.admitted(a.ClusterQueue, k.now.Sub(queuedAt(t.obj)))
+	}
+	for _, r := range p.Rejections {
+		if t := k.cs.byID[r.Workload]; t != nil {
+			k.writeIfChanged(t.obj, pendingStatus(t.obj.Status, r, k.now))
+		}
+	}
+	for _, r := range p.Reservations {
+		if t := k.cs.byID[r.Workload]; t != nil {
+			k.writeIfChanged(t.obj, reservedStatus(t.obj.Status, r, k.now))
+		}
+	}
+	for _, n := range p.Notices {
+		if t := k.cs.byID[n.Workload]; t != nil && !t.noticed() {
+			if err := k.notice(t, n); err == nil {
+				k.preempts++
+				k.metrics.preempted(t.obj.Status.Admission, n.Layer)
+			}
+		}
+	}
+	for _, e := range p.Evictions {
+		if t := k.cs.byID[e.Workload]; t != nil && t.admitted() {
+			k.noticeNow(t, e)
+		}
+	}
+	return res, nil
+}
+
+// writeStatus replaces the status, failing on a concurrent change.
+func (k *committer) writeStatus(obj *v1alpha1.Workload, st v1alpha1.WorkloadStatus) error {
+	upd := obj.DeepCopy()
+	upd.Status = st
+	if err := k.c.Status().Update(k.ctx, upd); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("workload changed since the cycle read it")
+		}
+		return err
+	}
+	obj.Status, obj.ResourceVersion = upd.Status, upd.ResourceVersion
+	return nil
+}
+
+// writeIfChanged writes informational status; failures are retried next cycle.
+func (k *committer) writeIfChanged(obj *v1alpha1.Workload, st v1alpha1.WorkloadStatus) {
+	if sameStatus(obj.Status, st) {
+		return
+	}
+	_ = k.writeStatus(obj, st)
+}
+
+// notice marks a victim: the deadline annotation (frameworks checkpoint before it)
+// and an event. The eviction itself happens once the deadline has passed.
+func (k *committer) notice(t *tracked, n plan.Notice) error {
+	deadline := k.now.Add(n.Grace)
+	why := fmt.Sprintf("%s (%s layer)", n.Reason, n.Layer)
+	if n.By != "" {
+		why += " for " + string(n.By)
+	}
+	if err := annotateWorkload(k.ctx, k.c, t.obj, deadline, why, n.By); err != nil {
+		return err
+	}
+	k.events.Eventf(t.obj, "Warning", ReasonPreempted, "preemption notice: evicted after %s: %s", deadline.UTC().Format(time.RFC3339), why)
+	return nil
+}
+
+// noticeNow is an immediate eviction: a notice whose deadline is now.
+func (k *committer) noticeNow(t *tracked, e plan.Eviction) {
+	_ = k.notice(t, plan.Notice{Workload: e.Workload, Layer: e.Layer, Reason: e.Reason})
+}
+
+// annotateWorkload sets the notice annotations on the Workload object.
+func annotateWorkload(ctx context.Context, c client.Client, obj *v1alpha1.Workload, deadline time.Time, why string, by api.WorkloadID) error {
+	patch := client.MergeFrom(obj.DeepCopy())
+	if obj.Annotations == nil {
+		obj.Annotations = map[string]string{}
+	}
+	obj.Annotations[AnnotationPreemptionNotice] = deadline.UTC().Format(time.RFC3339)
+	obj.Annotations[AnnotationPreemptionReason] = why
+	if by != "" {
+		obj.Annotations[AnnotationPreemptedBy] = string(by)
+	}
+	return c.Patch(ctx, obj, patch)
+}

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/resources"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+// ResourceVector converts a ResourceList into typed amounts; field names the list in
+// errors ("spec.podSets[0].requests").
+func ResourceVector(l corev1.ResourceList, field string) (resources.Vector, error) {
+	names := make([]string, 0, len(l))
+	for n := range l {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	v := make(resources.Vector, len(l))
+	for _, n := range names {
+		a, err := resources.FromQuantity(resources.Name(n), l[corev1.ResourceName(n)])
+		if err != nil {
+			return nil, fmt.Errorf("%s[%s]: %w", field, n, err)
+		}
+		if a != 0 {
+			v[resources.Name(n)] = a
+		}
+	}
+	return v, nil
+}
+
+// ToAPIWorkload converts a Workload object into the engine's model. priority is the
+// value resolved from the priority class. The error names the object and field.
+func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error) {
+	out := &api.Workload{
+		Meta: api.Meta{
+			Name: wl.Name, Namespace: wl.Namespace, Labels: wl.Labels, Annotations: wl.Annotations,
+			Created: wl.CreationTimestamp.Time,
+			Source:  api.Source{File: "workload " + wl.Namespace + "/" + wl.Name},
+		},
+		Queue:         wl.Spec.QueueName,
+		PriorityClass: wl.Spec.PriorityClassName,
+		Priority:      priority,
+	}
+	if o := wl.Spec.Owner; o != nil {
+		out.Owner = api.OwnerRef{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Name}
+	}
+	if s := wl.Spec.MaximumExecutionTimeSeconds; s != nil {
+		out.MaxRuntime = time.Duration(*s) * time.Second
+	}
+	for i := range wl.Spec.PodSets {
+		ps, err := toAPIPodSet(&wl.Spec.PodSets[i], fmt.Sprintf("spec.podSets[%d]", i))
+		if err != nil {
+			return nil, fmt.Errorf("workload %s/%s: %w", wl.Namespace, wl.Name, err)
+		}
+		out.PodSets = append(out.PodSets, ps)
+	}
+	if len(out.PodSets) == 0 {
+		return nil, fmt.Errorf("workload %s/%s: spec.podSets: empty", wl.Namespace, wl.Name)
+	}
+	return out, nil
+}
+
+func toAPIPodSet(in *v1alpha1.PodSet, field string) (api.PodSet, error) {
+	req, err := ResourceVector(in.Requests, field+".requests")
+	if err != nil {
+		return api.PodSet{}, err
+	}
+	ps := api.PodSet{
+		Name:          in.Name,
+		Count:         in.Count,
+		MinCount:      ptr.Deref(in.MinCount, 0),
+		Requests:      req,
+		NodeSelector:  in.NodeSelector,
+		Affinity:      in.NodeAffinity,
+		Tolerations:   in.Tolerations,
+		SchedulerName: SchedulerName,
+	}
+	if t := in.TopologyRequest; t != nil {
+		tr := &api.TopologyRequest{SliceLevel: ptr.Deref(t.PodSetSliceRequiredTopology, ""), SliceSize: ptr.Deref(t.PodSetSliceSize, 0)}
+		switch {
+		case t.Required != nil:
+			tr.Mode, tr.Level = api.TopologyRequired, *t.Required
+		case t.Preferred != nil:
+			tr.Mode, tr.Level = api.TopologyPreferred, *t.Preferred
+		}
+		ps.Topology = tr
+	}
+	return ps, nil
+}

@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// noticeDeadline is the eviction time of a workload under notice, if any.
+func noticeDeadline(wl *v1alpha1.Workload) (time.Time, bool) {
+	s := wl.Annotations[AnnotationPreemptionNotice]
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, true // unreadable deadline: evict now rather than never
+	}
+	return t, true
+}
+
+// evictDue evicts every admitted workload whose notice deadline has passed: its Job
+// is suspended (so no pod is recreated), its remaining pods go through the Eviction
+// API (honouring PodDisruptionBudgets: a refused eviction is retried next cycle), and
+// then its admission is released and it is requeued.
+func (ctl *Controller) evictDue(ctx context.Context, wls []*v1alpha1.Workload, pods []corev1.Pod, now time.Time) {
+	for _, wl := range wls {
+		deadline, ok := noticeDeadline(wl)
+		if !ok || wl.Status.Admission == nil || now.Before(deadline) {
+			continue
+		}
+		if err := ctl.evict(ctx, wl, podsOf(wl, pods), now); err != nil {
+			ctl.log.Info("eviction not finished, retrying next cycle", "workload", wlKey(wl), "reason", err.Error())
+		}
+	}
+}
+
+func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []*corev1.Pod, now time.Time) error {
+	if err := ctl.suspendOwner(ctx, wl); err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+		if err := ctl.c.SubResource("eviction").Create(ctx, p, ev); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("evict pod %s: %w", p.Name, err)
+		}
+	}
+	reason := wl.Annotations[AnnotationPreemptionReason]
+	cq := wl.Status.Admission.ClusterQueue
+	if err := ctl.writeWorkloadStatus(ctx, wl, evictedStatus(wl.Status, ReasonPreempted, "evicted: "+reason, now)); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(wl.DeepCopy())
+	delete(wl.Annotations, AnnotationPreemptionNotice)
+	delete(wl.Annotations, AnnotationPreemptionReason)
+	if err := ctl.c.Patch(ctx, wl, patch); err != nil {
+		return fmt.Errorf("clear notice: %w", err)
+	}
+	ctl.events.Eventf(wl, "Warning", ReasonEvicted, "evicted and requeued: %s", reason)
+	ctl.metrics.evicted(cq, ReasonPreempted)
+	return nil
+}
+
+// podsOf are the live pods of a workload: those annotated with it, and those its job's
+// operator labelled with the job's name (bound or not).
+func podsOf(wl *v1alpha1.Workload, pods []corev1.Pod) []*corev1.Pod {
+	label, owner := "", ""
+	if o := wl.Spec.Owner; o != nil {
+		label, _ = podLabelOf(o.Kind)
+		owner = o.Name
+	}
+	var out []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.Namespace != wl.Namespace || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.Annotations[AnnotationWorkload] == wlKey(wl) || (label != "" && p.Labels[label] == owner) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// suspendOwner suspends the job object behind a workload, so its operator does not
+// recreate the pods being evicted.
+func (ctl *Controller) suspendOwner(ctx context.Context, wl *v1alpha1.Workload) error {
+	o := wl.Spec.Owner
+	if o == nil {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: wl.Namespace, Name: o.Name}
+	if o.Kind == "Job" {
+		var job batchv1.Job
+		if err := ctl.c.Get(ctx, key, &job); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		return ctl.setSuspend(ctx, &job, true)
+	}
+	for _, k := range jobKinds() {
+		if k.GVK.Kind != o.Kind {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.GVK)
+		if err := ctl.direct.Get(ctx, key, u); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		return ctl.setObjectSuspend(ctx, k, u, true)
+	}
+	return nil
+}

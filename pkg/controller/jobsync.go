@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// syncJobs keeps every queued Job and its Workload in step, level-triggered:
+//   - a Job with a queue label gets a Workload (owned by the Job, so it is deleted
+//     with it);
+//   - a Job runs (spec.suspend=false) exactly while its Workload is admitted and not
+//     under a preemption notice past its deadline; Gantry suspends it otherwise;
+//   - a finished Job finishes its Workload, which releases quota and capacity.
+func (ctl *Controller) syncJobs(ctx context.Context, wls map[string]*v1alpha1.Workload, now time.Time) error {
+	var jobs batchv1.JobList
+	if err := ctl.c.List(ctx, &jobs); err != nil {
+		return fmt.Errorf("list jobs: %w", err)
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if JobQueueName(&job.ObjectMeta) == "" || job.DeletionTimestamp != nil {
+			continue
+		}
+		if err := ctl.syncJob(ctx, job, wls[job.Namespace+"/"+WorkloadNameForJob(job.Name)], now); err != nil {
+			ctl.log.Error(err, "sync job", "job", job.Namespace+"/"+job.Name)
+		}
+	}
+	return nil
+}
+
+func (ctl *Controller) syncJob(ctx context.Context, job *batchv1.Job, wl *v1alpha1.Workload, now time.Time) error {
+	done, failed := JobFinished(job)
+	if wl == nil {
+		if done {
+			return nil
+		}
+		want, err := WorkloadForJob(job)
+		if err != nil {
+			ctl.events.Eventf(job, "Warning", ReasonInvalid, "%v", err)
+			return nil
+		}
+		if err := ctl.c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create workload: %w", err)
+		}
+		return ctl.setSuspend(ctx, job, true)
+	}
+	if meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadFinished) {
+		return nil
+	}
+	if done {
+		return ctl.writeWorkloadStatus(ctx, wl, finishedStatus(wl.Status, failed, now))
+	}
+	run := wl.Status.Admission != nil
+	return ctl.setSuspend(ctx, job, !run)
+}
+
+// setSuspend flips spec.suspend when it differs. Unsuspending is the start signal: the
+// Job controller then creates the pods that the binder places.
+func (ctl *Controller) setSuspend(ctx context.Context, job *batchv1.Job, suspend bool) error {
+	if ptr.Deref(job.Spec.Suspend, false) == suspend {
+		return nil
+	}
+	patch := client.MergeFrom(job.DeepCopy())
+	job.Spec.Suspend = ptr.To(suspend)
+	if err := ctl.c.Patch(ctx, job, patch); err != nil {
+		return fmt.Errorf("set suspend=%v: %w", suspend, err)
+	}
+	return nil
+}
+
+// writeWorkloadStatus writes st unless it is already there.
+func (ctl *Controller) writeWorkloadStatus(ctx context.Context, wl *v1alpha1.Workload, st v1alpha1.WorkloadStatus) error {
+	if sameStatus(wl.Status, st) {
+		return nil
+	}
+	upd := wl.DeepCopy()
+	upd.Status = st
+	if err := ctl.c.Status().Update(ctx, upd); err != nil {
+		return fmt.Errorf("workload %s status: %w", wlKey(wl), err)
+	}
+	*wl = *upd
+	return nil
+}

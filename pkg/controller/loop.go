@@ -1,0 +1,186 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options configure the controller.
+type Options struct {
+	// Engine is the scheduling policy, the same the simulator takes.
+	Engine engine.Config
+	// Interval between passes; 0 means one second.
+	Interval time.Duration
+	// Seed seeds tie-breaking, so equal states give equal decisions.
+	Seed int64
+	// Now is the clock; nil means time.Now. Tests inject their own.
+	Now func() time.Time
+}
+
+// Controller runs Gantry's passes: sync jobs, run one engine cycle, commit its plan,
+// bind admitted gangs, evict due victims. It is a manager Runnable that only the
+// leader runs.
+type Controller struct {
+	c       client.Client // cached reads, direct writes
+	direct  client.Reader // uncached: Workload admissions are never read stale
+	events  record.EventRecorder
+	metrics *Metrics
+	opts    Options
+	log     logr.Logger
+	rng     *rand.Rand
+	cycleNo int64
+}
+
+// New returns a controller over the given clients.
+func New(c client.Client, direct client.Reader, events record.EventRecorder, metrics *Metrics, log logr.Logger, opts Options) (*Controller, error) {
+	if err := opts.Engine.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Controller{c: c, direct: direct, events: events, metrics: metrics, opts: opts, log: log,
+		rng: rand.New(rand.NewSource(opts.Seed))}, nil
+}
+
+// NeedLeaderElection: only the leader schedules and binds.
+func (ctl *Controller) NeedLeaderElection() bool { return true }
+
+// Start runs passes until ctx ends. A failing pass is logged and retried.
+func (ctl *Controller) Start(ctx context.Context) error {
+	t := time.NewTicker(ctl.opts.Interval)
+	defer t.Stop()
+	for {
+		if err := ctl.Pass(ctx); err != nil && ctx.Err() == nil {
+			ctl.log.Error(err, "pass failed")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Pass runs one full pass. Everything is re-read from the API server each time, so a
+// pass after a crash or a leader change continues where the last one stopped.
+func (ctl *Controller) Pass(ctx context.Context) error {
+	start := time.Now() // cycle duration metric only; decisions use opts.Now
+	now := ctl.opts.Now()
+	wls, err := ctl.readWorkloads(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ctl.syncJobs(ctx, wls, now); err != nil {
+		return err
+	}
+	ctl.syncKinds(ctx, wls, now)
+	w, err := readWorld(ctx, ctl.c, ctl.direct)
+	if err != nil {
+		return err
+	}
+	ctl.evictDue(ctx, ptrs(w.workloads), w.pods, now)
+	ctl.cycleNo++
+	cs, err := buildInput(w, now, ctl.cycleNo, ctl.rng)
+	if err != nil {
+		return err
+	}
+	for _, warn := range cs.warnings {
+		ctl.log.Info("state", "warning", warn)
+	}
+	ctl.reportInvalid(ctx, cs, now)
+	p := ctl.cycle(cs)
+	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics}
+	if _, err := k.Apply(p); err != nil {
+		return err
+	}
+	ctl.bindAll(ctx, ptrs(w.workloads), w.pods)
+	ctl.writeQueueStatuses(ctx, cs)
+	ctl.metrics.observeCycle(cs, cs.quota, p, time.Since(start))
+	return nil
+}
+
+// cycle runs the engine on the state of this pass.
+func (ctl *Controller) cycle(cs *cycleState) plan.Plan {
+	if len(cs.in.Pending) == 0 {
+		return plan.Plan{}
+	}
+	placer := engine.NewPlacer(engine.PlacerConfig{Seed: ctl.opts.Seed + ctl.cycleNo, Grace: ctl.opts.Engine.Grace, Flavors: cs.flavors})
+	eng, err := engine.New(ctl.opts.Engine, placer)
+	if err != nil {
+		ctl.log.Error(err, "engine")
+		return plan.Plan{}
+	}
+	return eng.Cycle(cs.in)
+}
+
+// reportInvalid writes the reason on workloads Gantry cannot read.
+func (ctl *Controller) reportInvalid(ctx context.Context, cs *cycleState, now time.Time) {
+	for _, t := range cs.byID {
+		if t.err != nil {
+			_ = ctl.writeWorkloadStatus(ctx, t.obj, invalidStatus(t.obj.Status, t.err, now))
+		}
+	}
+}
+
+// bindAll binds every admitted gang whose pods all exist.
+func (ctl *Controller) bindAll(ctx context.Context, wls []*v1alpha1.Workload, pods []corev1.Pod) {
+	for _, wl := range wls {
+		if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" {
+			continue
+		}
+		var mine []*corev1.Pod
+		for _, p := range podsOf(wl, pods) {
+			if p.Spec.SchedulerName == SchedulerName && p.DeletionTimestamp == nil {
+				mine = append(mine, p)
+			}
+		}
+		podSetOf := podSetOfJob
+		if o := wl.Spec.Owner; o != nil {
+			_, podSetOf = podLabelOf(o.Kind)
+		}
+		bs := MatchGang(wl.Status.Admission.Placements, mine, podSetOf)
+		if len(bs) == 0 {
+			continue
+		}
+		n, err := bindGang(ctx, ctl.c, wl, bs)
+		ctl.metrics.bindings.Add(float64(n))
+		if err != nil {
+			ctl.log.Error(err, "bind gang", "workload", wlKey(wl))
+		}
+	}
+}
+
+// readWorkloads lists Workloads uncached, keyed "namespace/name".
+func (ctl *Controller) readWorkloads(ctx context.Context) (map[string]*v1alpha1.Workload, error) {
+	var list v1alpha1.WorkloadList
+	if err := ctl.direct.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list workloads: %w", err)
+	}
+	out := make(map[string]*v1alpha1.Workload, len(list.Items))
+	for i := range list.Items {
+		out[wlKey(&list.Items[i])] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func ptrs[T any](s []T) []*T {
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package controller
+
+// Names of the labels, annotations and values the controller reads and writes. They
+// are the contract with users, with Gantry's device plugin and with training
+// frameworks; docs/kubernetes.md describes them.
+const (
+	// SchedulerName is the spec.schedulerName of pods Gantry binds.
+	SchedulerName = "gantry"
+
+	// AnnotationDevices lists the device IDs a pod was given, comma separated
+	// ("GPU-0,GPU-1", "GPU-3/mig-1g.10gb@4", "GPU-2/replica-1"). It is written before
+	// the pod is bound and never changed afterwards; the device plugin honours it.
+	AnnotationDevices = "gantry.dev/devices"
+	// AnnotationWorkload names the Workload ("namespace/name") a bound pod belongs to.
+	AnnotationWorkload = "gantry.dev/workload"
+	// AnnotationPodSlot names the planned slot ("<pod set>-<index>") a pod fills.
+	AnnotationPodSlot = "gantry.dev/pod-slot"
+	// AnnotationPreemptionNotice is set on a victim's Job and pods when Gantry decides
+	// to preempt it: the RFC 3339 time after which it is evicted. Frameworks watch it
+	// to checkpoint.
+	AnnotationPreemptionNotice = "gantry.dev/preemption-notice"
+	// AnnotationPreemptedBy names the workload ("namespace/name") that last preempted
+	// this one; it stays after eviction so preemption chains cannot cycle.
+	AnnotationPreemptedBy = "gantry.dev/preempted-by"
+	// AnnotationPreemptionReason says why (reason code and the preemptor).
+	AnnotationPreemptionReason = "gantry.dev/preemption-reason"
+
+	// LabelWorkload is set on Workloads made from a job, naming the job kind.
+	LabelJobKind = "gantry.dev/job-kind"
+
+	// Reason codes written to Workload conditions besides the engine's own.
+	ReasonPending   = "Pending"
+	ReasonAdmitted  = "Admitted"
+	ReasonPreempted = "Preempted"
+	ReasonEvicted   = "Evicted"
+	ReasonSucceeded = "Succeeded"
+	ReasonFailed    = "Failed"
+	ReasonInvalid   = "InvalidWorkload"
+)

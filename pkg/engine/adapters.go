@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// admissionQuota adapts *admission.Quota (a per-cycle clone) to Quota.
+type admissionQuota struct {
+	q         *admission.Quota
+	protected func(api.WorkloadID) bool
+}
+
+var _ Quota = admissionQuota{}
+
+// NewAdmissionQuota adapts an admission.Quota the caller cloned for this cycle.
+// protected (may be nil) names workloads admission must not choose as victims
+// (minimum runtime, disruption budget).
+func NewAdmissionQuota(q *admission.Quota, protected func(api.WorkloadID) bool) Quota {
+	return admissionQuota{q: q, protected: protected}
+}
+
+func (a admissionQuota) Assign(w *api.Workload, cq string) admission.Assignment {
+	return a.q.Assign(w, cq)
+}
+
+func (a admissionQuota) Victims(w *api.Workload, as admission.Assignment) admission.PreemptionResult {
+	return a.q.FindVictims(w, as, a.protected)
+}
+
+func (a admissionQuota) Admit(w *api.Workload, as admission.Assignment) error {
+	return a.q.Admit(w, as)
+}
+
+func (a admissionQuota) Share(cq string) int64 { return a.q.Share(cq) }
+
+// PlacerConfig configures the placement adapter.
+type PlacerConfig struct {
+	Flavors []api.ResourceFlavor
+	// Scorers rank nodes for ClusterQueues without their own placement policy; empty
+	// means placement's defaults.
+	Scorers []placement.WeightedScorer
+	// ClusterQueues with a Placement policy use their own scorers.
+	ClusterQueues []api.ClusterQueue
+	// Shapes feeds the fragmentation scorer of queue policies (nil: no shape data).
+	Shapes *placement.ShapeStats
+	// Seed seeds the tie-breaking source (placement ties only).
+	Seed int64
+	// Grace is the notice a placement victim gets.
+	Grace time.Duration
+}
+
+// placementLayer adapts pkg/placement to Placer.
+type placementLayer struct {
+	flavors map[string]api.ResourceFlavor
+	scorers []placement.WeightedScorer
+	perCQ   map[string][]placement.WeightedScorer
+	queues  map[string]api.ClusterQueue
+	rng     *rand.Rand
+	grace   time.Duration
+}
+
+var _ Placer = (*placementLayer)(nil)
+
+// NewPlacer returns the Placer over pkg/placement with cfg.Scorers for every queue
+// (cfg.ClusterQueues is not read: use NewQueuePlacer for per-queue policies).
+func NewPlacer(cfg PlacerConfig) Placer {
+	cfg.ClusterQueues = nil
+	p, _ := NewQueuePlacer(cfg) // cannot fail without queue policies
+	return p
+}
+
+// NewQueuePlacer is NewPlacer that also honours each ClusterQueue's placement policy. A
+// policy naming an unknown scorer or a non-positive weight is an error naming the queue.
+func NewQueuePlacer(cfg PlacerConfig) (Placer, error) {
+	fl := make(map[string]api.ResourceFlavor, len(cfg.Flavors))
+	for _, f := range cfg.Flavors {
+		fl[f.Name] = f
+	}
+	perCQ := map[string][]placement.WeightedScorer{}
+	queues := map[string]api.ClusterQueue{}
+	for _, cq := range cfg.ClusterQueues {
+		queues[cq.Name] = cq
+		if len(cq.Placement.Scorers) == 0 {
+			continue
+		}
+		ss, err := placement.ScorersFor(cq.Placement, cfg.Shapes)
+		if err != nil {
+			return nil, fmt.Errorf("clusterqueue %q (%s): %w", cq.Name, cq.Source, err)
+		}
+		perCQ[cq.Name] = ss
+	}
+	return &placementLayer{flavors: fl, scorers: cfg.Scorers, perCQ: perCQ, queues: queues,
+		rng: rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace}, nil
+}
+
+// options are the placement options for a workload admitted in clusterQueue; rnd is
+// the cycle's source when given, else the placer's own.
+func (p *placementLayer) options(clusterQueue string, rnd *rand.Rand) placement.Options {
+	if rnd == nil {
+		rnd = p.rng
+	}
+	if ss, ok := p.perCQ[clusterQueue]; ok {
+		return placement.Options{Scorers: ss, Rand: rnd}
+	}
+	return placement.Options{Scorers: p.scorers, Rand: rnd}
+}
+
+// constraints turns a quota assignment into per pod set flavor constraints (a pod set's
+// first resource's flavor decides its nodes; resource groups share node labels in
+// practice, as in Kueue).
+func (p *placementLayer) constraints(a admission.Assignment) placement.FlavorConstraints {
+	fc := placement.FlavorConstraints{}
+	for _, ps := range a.PodSets {
+		rs := append([]admission.ResourceAssignment(nil), ps.Resources...)
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Resource < rs[j].Resource })
+		for _, r := range rs {
+			if f, ok := p.flavors[r.Flavor]; ok && r.Resource.IsGPU() {
+				fc[ps.Name] = placement.FlavorConstraintOf(f)
+			}
+		}
+		if _, done := fc[ps.Name]; !done && len(rs) > 0 {
+			if f, ok := p.flavors[rs[0].Flavor]; ok {
+				fc[ps.Name] = placement.FlavorConstraintOf(f)
+			}
+		}
+	}
+	return fc
+}
+
+func (p *placementLayer) fit(c PlaceCall) placement.GangFit {
+	w, a := c.Workload, c.Assignment
+	fc := p.constraints(a)
+	opts := p.options(a.ClusterQueue, c.Rand)
+	return func(ov *cluster.Overlay) (*placement.Placement, bool) {
+		pl, diag := placement.PlaceWorkload(ov, w, fc, opts)
+		return &pl, diag == nil
+	}
+}
+
+func (p *placementLayer) Place(c PlaceCall) PlaceResult {
+	fc := p.constraints(c.Assignment)
+	pl, diag := placement.PlaceWorkload(c.Overlay, c.Workload, fc, p.options(c.Assignment.ClusterQueue, c.Rand))
+	if diag != nil {
+		return PlaceResult{Reason: diagCode(diag), Details: []string{diag.String()}}
+	}
+	return PlaceResult{OK: true, Bindings: bindingsOf(c.Overlay, c.Workload, &pl)}
+}
+
+// diagCode is the stable code of a diagnosis: its first counted reason, or topology/gang.
+func diagCode(d *placement.Diagnosis) string {
+	switch {
+	case d.Err != "":
+		return "InvalidWorkload"
+	case d.Topology != "":
+		return "TopologyUnsatisfied"
+	case d.FitNodes > 0:
+		return "GangDoesNotFit"
+	}
+	return "NoNodeFits"
+}
+
+func bindingsOf(ov *cluster.Overlay, w *api.Workload, pl *placement.Placement) []plan.Binding {
+	out := make([]plan.Binding, 0, len(pl.Pods))
+	for _, pp := range pl.Pods {
+		ref := cluster.PodRef{Workload: w.ID(), PodSet: pp.PodSet, Index: pp.Index}
+		bp, _ := ov.Pod(ref)
+		out = append(out, plan.Binding{
+			Workload: w.ID(), PodSet: pp.PodSet, Index: pp.Index,
+			Pod:  fmt.Sprintf("%s-%s-%d", w.Name, pp.PodSet, pp.Index),
+			Node: pp.Node, Devices: pp.Devices.IDs(), Requests: bp.Requests, Assignment: pp.Devices,
+		})
+	}
+	return out
+}
+
+// Preempt runs placement's victim search under the ClusterQueue's withinClusterQueue
+// policy (empty: LowerPriority) and every queue's disruption budget.
+func (p *placementLayer) Preempt(c PlaceCall) PreemptResult {
+	w, a := c.Workload, c.Assignment
+	req := placement.PreemptionRequest{
+		Preemptor: placement.Preemptor{ID: w.ID(), Priority: w.Priority, Created: w.Created},
+		Policy:    p.queues[a.ClusterQueue].Preemption.WithinClusterQueue,
+		Running:   c.Running, History: c.History, Now: c.Now, GracePeriod: p.grace,
+		Budgets: map[string]api.DisruptionBudget{},
+	}
+	if req.Policy == api.PreemptNever {
+		return PreemptResult{Reason: "ClusterQueue " + a.ClusterQueue + " never preempts"}
+	}
+	for name, q := range p.queues {
+		if q.DisruptionBudget.MaxGPUs > 0 {
+			req.Budgets[name] = q.DisruptionBudget
+		}
+	}
+	res, err := placement.SelectVictims(c.Overlay, p.fit(c), req)
+	if err != nil {
+		return PreemptResult{Reason: err.Error()}
+	}
+	if res.Outcome != placement.PreemptFound {
+		return PreemptResult{Reason: string(res.Outcome)}
+	}
+	out := PreemptResult{}
+	for _, v := range res.Victims {
+		out.Victims = append(out.Victims, v.Workload)
+	}
+	return out
+}
+
+func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
+	w, a := c.Workload, c.Assignment
+	res, err := placement.PlanReservation(c.Overlay, p.fit(c), placement.ReservationRequest{
+		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Running, Now: c.Now,
+	})
+	if err != nil || res.Outcome != placement.Reserved || res.Reservation == nil {
+		return plan.Reservation{}, false
+	}
+	return plan.Reservation{Workload: w.ID(), Nodes: res.Reservation.Nodes(), ETA: res.Reservation.Start, Reason: res.Reason}, true
+}

@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// attempt tries to admit one pending workload and reports whether it was admitted.
+func (c *cycle) attempt(p Pending) bool {
+	if p.ClusterQueue == "" {
+		c.reject(p, plan.LayerAdmission, string(admission.QueueMissing),
+			fmt.Sprintf("LocalQueue %q in namespace %q does not resolve to a ClusterQueue", p.Workload.Queue, p.Workload.Namespace))
+		return false
+	}
+	a := c.in.Quota.Assign(p.Workload, p.ClusterQueue)
+	switch a.Mode {
+	case admission.NoFit:
+		c.reject(p, plan.LayerAdmission, codeOr(a.Code, admission.WaitingForQuota), quotaDetails(a)...)
+		return false
+	case admission.Preempt:
+		c.preemptForQuota(p, a)
+		return false
+	}
+	res, ok := c.tryPlace(p, a)
+	if ok {
+		return true
+	}
+	tried, ok := c.fallback(p, a)
+	if ok {
+		return true
+	}
+	res.Details = append(res.Details, tried...)
+	c.cannotPlace(p, a, res)
+	return false
+}
+
+// fallback retries a workload whose gang did not fit the nodes of its assigned flavors
+// with those flavors excluded, so the ClusterQueue's next flavor is tried (e.g. spot is
+// gone: fall back to on-demand). It returns one line per other flavor tried.
+func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool) {
+	excluded := assignedFlavors(first, c.in.Flavors)
+	var tried []string
+	for i := 0; i < maxFallbacks && len(excluded) > 0; i++ {
+		alt := p
+		alt.Workload = withoutFlavors(p.Workload, excluded)
+		a := c.in.Quota.Assign(alt.Workload, p.ClusterQueue)
+		if !a.Fits() {
+			tried = append(tried, fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", flavorNames(excluded), a.Mode, codeOr(a.Code, admission.ReasonNone), a.Message))
+			return tried, false
+		}
+		res, ok := c.tryPlace(alt, a)
+		if ok {
+			return tried, true
+		}
+		more := assignedFlavors(a, c.in.Flavors)
+		tried = append(tried, "fallback to flavor "+flavorNames(more)+": "+res.Reason+": "+strings.Join(res.Details, "; "))
+		if len(more) == 0 {
+			return tried, false
+		}
+		excluded = append(excluded, more...)
+	}
+	return tried, false
+}
+
+// tryPlace places and admits the gang if it fits now and respects reservations. A
+// shape that failed earlier in this cycle is not tried again: within a cycle the overlay
+// only gains pods, so what did not fit still does not.
+func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) {
+	key := shapeKey(p.Workload, a)
+	if res, failed := c.failed[key]; failed {
+		return res, false
+	}
+	mark := c.ov.Mark()
+	res := c.e.placer.Place(c.call(p.Workload, a))
+	if !res.OK {
+		c.failed[key] = res
+		return res, false
+	}
+	if why, blocked := c.blockedByReservation(res.Bindings, p); blocked {
+		c.ov.Undo(mark)
+		return PlaceResult{Reason: ReasonBlockedByReservation, Details: []string{why}}, false
+	}
+	if err := c.in.Quota.Admit(p.Workload, a); err != nil {
+		c.ov.Undo(mark)
+		return PlaceResult{Reason: "AdmitFailed", Details: []string{err.Error()}}, false
+	}
+	c.admit(a, res.Bindings)
+	return res, true
+}
+
+// cannotPlace handles a workload that fits quota but not the nodes: placement
+// preemption notices, or a reservation, or a rejection that says so.
+func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) {
+	id := p.Workload.ID()
+	if res.Reason == ReasonBlockedByReservation || res.Reason == "AdmitFailed" {
+		layer := plan.LayerPlacement
+		if res.Reason == "AdmitFailed" {
+			layer = plan.LayerAdmission
+		}
+		c.reject(p, layer, res.Reason, res.Details...)
+		return
+	}
+	placeWhy := append([]string{"placement: " + res.Reason}, res.Details...)
+	if c.waitingForVictims(id) {
+		c.reject(p, plan.LayerPlacement, ReasonWaitingForPreemption, placeWhy...)
+		return
+	}
+	if c.e.cfg.Preemption && c.preemptForNodes(p, a, placeWhy) {
+		return
+	}
+	if c.e.cfg.Reservations && len(c.out.Reservations) < c.e.cfg.reservationDepth() {
+		if r, ok := c.e.placer.Reserve(c.call(p.Workload, a)); ok {
+			c.reserve(r, id, res.Reason)
+			return
+		}
+	}
+	c.reject(p, plan.LayerPlacement, ReasonQuotaFitsClusterDoesNot, placeWhy...)
+}
+
+// preemptForNodes asks placement for running gangs to remove; on success it gives the
+// notices and records the preemptor as waiting.
+func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []string) bool {
+	id := p.Workload.ID()
+	call := c.call(p.Workload, a)
+	call.Running = c.eligibleRunning(id)
+	pr := c.e.placer.Preempt(call)
+	if len(pr.Victims) == 0 {
+		return false
+	}
+	for _, v := range pr.Victims {
+		if c.unavailable(v, id) {
+			return false // placement chose an ineligible gang: do not trust the set
+		}
+	}
+	victims := sortedIDs(pr.Victims)
+	c.notice(victims, id, plan.LayerPlacement, "preempted to make room on nodes for "+string(id))
+	c.reject(p, plan.LayerPlacement, ReasonWaitingForPreemption,
+		append([]string{"victims: " + joinIDs(victims)}, placeWhy...)...)
+	return true
+}
+
+// preemptForQuota handles Mode Preempt: admission victims free the quota; the gang must
+// also fit on the nodes once they are gone, or the preemption would be pointless.
+func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
+	id := p.Workload.ID()
+	if !c.e.cfg.Preemption {
+		c.reject(p, plan.LayerAdmission, string(admission.WaitingForQuota), quotaDetails(a)...)
+		return
+	}
+	if c.waitingForVictims(id) {
+		c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, quotaDetails(a)...)
+		return
+	}
+	vr := c.in.Quota.Victims(p.Workload, a)
+	if len(vr.Victims) == 0 {
+		c.reject(p, plan.LayerAdmission, codeOr(vr.Code, admission.WaitingForQuota), append(quotaDetails(a), vr.Message)...)
+		return
+	}
+	ids := make([]api.WorkloadID, 0, len(vr.Victims))
+	for _, v := range vr.Victims {
+		if c.in.PreemptedBy[id] == v.Workload {
+			c.reject(p, plan.LayerAdmission, ReasonPreemptionCycle, "victim "+string(v.Workload)+" preempted this workload before")
+			return
+		}
+		if c.unavailable(v.Workload, id) || c.admittedNow(v.Workload) {
+			c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, "victim "+string(v.Workload)+" is already leaving")
+			return
+		}
+		ids = append(ids, v.Workload)
+	}
+	ids = sortedIDs(ids)
+	if res, ok := c.fitsWithout(p, a, ids); !ok {
+		c.reject(p, plan.LayerPlacement, ReasonQuotaFitsClusterDoesNot,
+			append([]string{"quota fits after preempting " + joinIDs(ids) + ", the nodes do not: " + res.Reason}, res.Details...)...)
+		return
+	}
+	c.notice(ids, id, plan.LayerAdmission, "preempted to free quota for "+string(id))
+	c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, "victims: "+joinIDs(ids))
+}
+
+// fitsWithout checks, without leaving a trace, whether the gang could be placed once the
+// given workloads' pods are gone.
+func (c *cycle) fitsWithout(p Pending, a admission.Assignment, gone []api.WorkloadID) (PlaceResult, bool) {
+	mark := c.ov.Mark()
+	defer c.ov.Undo(mark)
+	for _, ref := range c.podsOf(gone) {
+		if err := c.ov.Forget(ref); err != nil {
+			return PlaceResult{Reason: "VictimNotBound", Details: []string{err.Error()}}, false
+		}
+	}
+	res := c.e.placer.Place(c.call(p.Workload, a))
+	return res, res.OK
+}
+
+// podsOf returns the bound pods of the given workloads: from the running list when it
+// has them, else by a scan of the snapshot.
+func (c *cycle) podsOf(ids []api.WorkloadID) []cluster.PodRef {
+	var out []cluster.PodRef
+	missing := map[api.WorkloadID]bool{}
+	for _, id := range ids {
+		if r, ok := c.running[id]; ok && len(r.Pods) > 0 {
+			out = append(out, r.Pods...)
+		} else {
+			missing[id] = true
+		}
+	}
+	if len(missing) == 0 {
+		return out
+	}
+	for _, bp := range c.in.Cluster.Pods() {
+		if missing[bp.Ref.Workload] {
+			out = append(out, bp.Ref)
+		}
+	}
+	return out
+}
+
+func (c *cycle) admittedNow(id api.WorkloadID) bool {
+	for _, a := range c.out.Admissions {
+		if a.Workload == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cycle) admit(a admission.Assignment, bindings []plan.Binding) {
+	c.out.Admissions = append(c.out.Admissions, plan.Admission{
+		Workload: a.Workload, ClusterQueue: a.ClusterQueue,
+		PodSets: podSetAssignments(a), Borrowing: a.Borrows(), Quota: a,
+	})
+	c.out.Bindings = append(c.out.Bindings, bindings...)
+}
+
+func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, why string) {
+	r.Workload = id
+	if r.Reason == "" {
+		r.Reason = "quota fits, the cluster does not yet (" + why + "); capacity reserved"
+	}
+	c.out.Reservations = append(c.out.Reservations, r)
+	for _, n := range r.Nodes {
+		if cur, ok := c.reserved[n]; !ok || r.ETA.Before(cur) {
+			c.reserved[n] = r.ETA
+		}
+	}
+}
+
+// blockedByReservation reports whether bindings use a reserved node without ending
+// before its reservation starts.
+func (c *cycle) blockedByReservation(bs []plan.Binding, p Pending) (string, bool) {
+	for _, b := range bs {
+		eta, ok := c.reserved[b.Node]
+		if !ok {
+			continue
+		}
+		if p.Runtime == 0 || c.in.Now.Add(p.Runtime).After(eta) {
+			return fmt.Sprintf("node %s is reserved from %s and this workload's runtime (%s) does not end before",
+				b.Node, eta.Sub(c.in.Now), runtimeText(p.Runtime)), true
+		}
+	}
+	return "", false
+}
+
+func podSetAssignments(a admission.Assignment) []plan.PodSetAssignment {
+	out := make([]plan.PodSetAssignment, 0, len(a.PodSets))
+	for _, ps := range a.PodSets {
+		pa := plan.PodSetAssignment{Name: ps.Name, Count: ps.Count, Flavors: map[resources.Name]string{}, Usage: resources.Vector{}}
+		for _, r := range ps.Resources {
+			pa.Flavors[r.Resource] = r.Flavor
+			pa.Usage[r.Resource] = r.Amount
+		}
+		out = append(out, pa)
+	}
+	return out
+}
+
+// quotaDetails flattens admission's explanation: the message, then every flavor tried.
+func quotaDetails(a admission.Assignment) []string {
+	var out []string
+	if a.Message != "" {
+		out = append(out, a.Message)
+	}
+	for _, ps := range a.PodSets {
+		for _, t := range ps.Tried {
+			line := fmt.Sprintf("pod set %s, flavor %s: %s", ps.Name, t.Flavor, t.Mode)
+			if t.Code != admission.ReasonNone {
+				line += " (" + string(t.Code) + ")"
+			}
+			if len(t.Reasons) > 0 {
+				line += ": " + strings.Join(t.Reasons, "; ")
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func codeOr(c, def admission.ReasonCode) string {
+	if c == admission.ReasonNone {
+		return string(def)
+	}
+	return string(c)
+}
+
+func joinIDs(ids []api.WorkloadID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, ",")
+}
+
+func runtimeText(d time.Duration) string {
+	if d > 0 {
+		return d.String()
+	}
+	return "unknown"
+}
+
+// call builds the placement question for w under a on this cycle's overlay.
+func (c *cycle) call(w *api.Workload, a admission.Assignment) PlaceCall {
+	return PlaceCall{Overlay: c.ov, Workload: w, Assignment: a, Rand: c.in.Rand, Now: c.in.Now,
+		Running: c.in.Running, History: c.in.History}
+}

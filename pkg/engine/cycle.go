@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// Stable reason codes the engine itself gives (admission and placement codes pass through).
+const (
+	// ReasonQuotaFitsClusterDoesNot: quota admits the workload but no placement of the
+	// whole gang exists now (and no preemption or reservation helps).
+	ReasonQuotaFitsClusterDoesNot = "QuotaFitsClusterDoesNot"
+	// ReasonWaitingForPreemption: victims were noticed; the workload starts once they leave.
+	ReasonWaitingForPreemption = "WaitingForPreemption"
+	// ReasonBlockedByHead: StrictFIFO queue whose head could not be admitted.
+	ReasonBlockedByHead = "BlockedByHead"
+	// ReasonBlockedByReservation: it would use nodes reserved for an earlier workload
+	// and does not end before that reservation's ETA.
+	ReasonBlockedByReservation = "BlockedByReservation"
+	// ReasonNotTried: beyond Config.MaxAttempts this cycle.
+	ReasonNotTried = "NotTried"
+	// ReasonPreemptionCycle: the only victims are the workload's own preemptors.
+	ReasonPreemptionCycle = "PreemptionWouldCycle"
+)
+
+// cycle is the mutable state of one Cycle call.
+type cycle struct {
+	e        *Engine
+	in       Input
+	ov       *cluster.Overlay
+	out      plan.Plan
+	noticed  map[api.WorkloadID]bool // victims noticed in this cycle
+	reserved map[string]time.Time    // node -> earliest reservation ETA
+	blocked  map[string]bool         // StrictFIFO ClusterQueues whose head failed
+	running  map[api.WorkloadID]placement.Running
+	pos      map[string]int
+	failed   map[string]PlaceResult // shape key -> placement failure this cycle
+}
+
+// Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it
+// does not admit gets a Rejection or a Reservation saying why.
+func (e *Engine) Cycle(in Input) plan.Plan {
+	c := &cycle{
+		e: e, in: in,
+		ov:       in.Cluster.Overlay(),
+		out:      plan.Plan{Cycle: in.Cycle, At: in.Now},
+		noticed:  map[api.WorkloadID]bool{},
+		reserved: map[string]time.Time{},
+		blocked:  map[string]bool{},
+		running:  make(map[api.WorkloadID]placement.Running, len(in.Running)),
+		failed:   map[string]PlaceResult{},
+	}
+	for _, r := range in.Running {
+		c.running[r.ID] = r
+	}
+	c.drain()
+	var ordered []Pending
+	ordered, c.pos = order(in.Pending, in.Quota)
+	for i, p := range ordered {
+		switch {
+		case e.cfg.MaxAttempts > 0 && i >= e.cfg.MaxAttempts:
+			c.reject(p, plan.LayerAdmission, ReasonNotTried, fmt.Sprintf("more than %d workloads pending; tried in a later cycle", e.cfg.MaxAttempts))
+		case c.blocked[p.ClusterQueue]:
+			c.reject(p, plan.LayerAdmission, ReasonBlockedByHead, "StrictFIFO: an earlier workload of ClusterQueue "+p.ClusterQueue+" is not admitted yet")
+		default:
+			if !c.attempt(p) && p.Strategy == api.StrictFIFO {
+				c.blocked[p.ClusterQueue] = true
+			}
+		}
+	}
+	return c.out
+}
+
+func (c *cycle) reject(p Pending, layer plan.Layer, reason string, details ...string) {
+	c.out.Rejections = append(c.out.Rejections, plan.Rejection{
+		Workload: p.Workload.ID(), ClusterQueue: p.ClusterQueue, Layer: layer,
+		Reason: reason, Details: details, Position: c.pos[string(p.Workload.ID())],
+	})
+}
+
+// notice gives victims a preemption notice on behalf of preemptor.
+func (c *cycle) notice(victims []api.WorkloadID, preemptor api.WorkloadID, layer plan.Layer, why string) {
+	for _, v := range victims {
+		c.noticed[v] = true
+		c.out.Notices = append(c.out.Notices, plan.Notice{
+			Workload: v, By: preemptor, Layer: layer, Reason: why, Grace: c.e.cfg.Grace,
+		})
+	}
+}
+
+// unavailable reports whether v cannot be (re)chosen as a victim of preemptor.
+func (c *cycle) unavailable(v, preemptor api.WorkloadID) bool {
+	return c.noticed[v] || c.in.InFlight[v] || c.in.PreemptedBy[preemptor] == v
+}
+
+// waitingForVictims reports whether the preemptor still waits for noticed victims.
+func (c *cycle) waitingForVictims(id api.WorkloadID) bool {
+	for _, v := range c.in.Nominated[id] {
+		if c.in.InFlight[v] {
+			return true
+		}
+	}
+	return false
+}
+
+// eligibleRunning is the running gangs placement may choose victims from.
+func (c *cycle) eligibleRunning(preemptor api.WorkloadID) []placement.Running {
+	out := make([]placement.Running, 0, len(c.in.Running))
+	for _, r := range c.in.Running {
+		if !c.unavailable(r.ID, preemptor) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sortedIDs returns ids sorted, for deterministic plans.
+func sortedIDs(ids []api.WorkloadID) []api.WorkloadID {
+	out := append([]api.WorkloadID(nil), ids...)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// drain evicts the running workloads of HoldAndDrain ClusterQueues (in running order).
+func (c *cycle) drain() {
+	if len(c.in.Draining) == 0 {
+		return
+	}
+	for _, r := range c.in.Running {
+		if c.in.Draining[r.Queue] && !c.in.InFlight[r.ID] {
+			c.noticed[r.ID] = true
+			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: r.ID, Layer: plan.LayerAdmission,
+				Reason: "ClusterQueue " + r.Queue + " has stop policy HoldAndDrain"})
+		}
+	}
+}

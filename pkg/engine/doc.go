@@ -1,0 +1,12 @@
+// Package engine owns one scheduling cycle: from an immutable cluster snapshot, a what-if
+// copy of the quota state and the pending and running workloads, it orders the queue
+// heads (priority, fair share, FIFO), asks admission for a flavor assignment, asks
+// placement to place the whole gang under that assignment (preempting or reserving when
+// the configuration allows), and returns a plan.Plan. It changes nothing outside the
+// cycle's own copies: committing the plan is a plan.Committer's job.
+//
+// The engine talks to admission and placement through two small consumer-side
+// interfaces (Quota and Placer, in interfaces.go) so the cycle can be tested with fakes
+// and the adapters over the real packages live in adapters.go. Time and randomness are
+// injected through Input; the same Input gives the same Plan.
+package engine

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
+)
+
+// Config is the engine's policy. The zero value admits and places but never preempts or
+// reserves.
+type Config struct {
+	// Preemption lets the cycle give preemption notices: admission victims when quota
+	// needs them, placement victims when nodes do.
+	Preemption bool
+	// Reservations lets a workload that fits quota but not the cluster reserve the
+	// capacity running gangs will free; later workloads may only use reserved nodes if
+	// they end before the reservation's ETA (backfill).
+	Reservations bool
+	// ReservationDepth is how many blocked workloads per cycle get a reservation (the
+	// highest ordered ones, as Slurm's backfill tests only the first jobs); 0 means 8.
+	ReservationDepth int
+	// Grace is the notice a preempted workload gets to checkpoint before eviction.
+	Grace time.Duration
+	// MaxAttempts bounds the pending workloads tried per cycle (0 = all); the others are
+	// reported with reason "NotTried".
+	MaxAttempts int
+}
+
+// Validate reports a configuration the engine cannot run with.
+func (c Config) Validate() error {
+	if c.Grace < 0 {
+		return fmt.Errorf("engine config: grace %s: must not be negative", c.Grace)
+	}
+	if c.ReservationDepth < 0 {
+		return fmt.Errorf("engine config: reservationDepth %d: must not be negative", c.ReservationDepth)
+	}
+	if c.MaxAttempts < 0 {
+		return fmt.Errorf("engine config: maxAttempts %d: must not be negative", c.MaxAttempts)
+	}
+	return nil
+}
+
+func (c Config) reservationDepth() int {
+	if c.ReservationDepth <= 0 {
+		return 8
+	}
+	return c.ReservationDepth
+}
+
+// Engine runs scheduling cycles. It holds no state between cycles besides its
+// configuration and the two layers, so it is safe to reuse.
+type Engine struct {
+	cfg    Config
+	placer Placer
+}
+
+// New returns an engine; placer must not be nil.
+func New(cfg Config, placer Placer) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if placer == nil {
+		return nil, fmt.Errorf("engine: placer must not be nil")
+	}
+	return &Engine{cfg: cfg, placer: placer}, nil
+}
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Pending is a workload waiting in a queue.
+type Pending struct {
+	Workload     *api.Workload
+	ClusterQueue string // resolved from the LocalQueue; "" when it does not resolve
+	Strategy     api.QueueingStrategy
+	QueuedAt     time.Time // when it (re-)entered the queue
+	// Runtime is the expected run time (known duration or max runtime); 0 = unknown.
+	// Backfill only lets workloads with a known runtime use reserved nodes.
+	Runtime time.Duration
+}
+
+// Input is everything one cycle reads. The cycle changes Quota (its own what-if copy)
+// and nothing else.
+type Input struct {
+	Cycle   int64
+	Now     time.Time
+	Rand    *rand.Rand // tie-breaking; may be nil when no tie needs it
+	Cluster *cluster.Snapshot
+	Quota   Quota
+	Pending []Pending
+	Running []placement.Running
+	// InFlight are workloads already given a notice and not evicted yet: never chosen
+	// again, and a preemptor waiting for them does not pick more victims.
+	InFlight map[api.WorkloadID]bool
+	// Nominated maps a preemptor to the victims it is waiting for.
+	Nominated map[api.WorkloadID][]api.WorkloadID
+	// Draining names ClusterQueues with stop policy HoldAndDrain: their running
+	// workloads are evicted (admission itself refuses new ones).
+	Draining map[string]bool
+	// History is the past preemptions, for disruption budgets.
+	History []placement.PreemptionRecord
+	// Flavors are the ResourceFlavors by name; when placement fails under one flavor the
+	// cycle falls back to the ClusterQueue's next flavor (fungibility across capacity).
+	Flavors map[string]api.ResourceFlavor
+	// PreemptedBy maps a workload to the one that last preempted it: a workload never
+	// preempts its own preemptor, so preemption chains cannot cycle.
+	PreemptedBy map[api.WorkloadID]api.WorkloadID
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"math/rand"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// Quota is the admission layer as one cycle sees it: a what-if copy of the quota state
+// that the cycle may change freely (Admit) without touching the real one.
+type Quota interface {
+	// Assign returns the candidate flavor assignment of w in clusterQueue; nothing is
+	// reserved.
+	Assign(w *api.Workload, clusterQueue string) admission.Assignment
+	// Victims returns the admitted workloads to preempt so that a (Mode Preempt) fits.
+	Victims(w *api.Workload, a admission.Assignment) admission.PreemptionResult
+	// Admit reserves a's usage in this copy.
+	Admit(w *api.Workload, a admission.Assignment) error
+	// Share is the ClusterQueue's dominant resource share in thousandths (fair sharing);
+	// queue heads of less-served queues go first.
+	Share(clusterQueue string) int64
+}
+
+// PlaceResult is the placement layer's answer for a whole gang.
+type PlaceResult struct {
+	OK bool
+	// Bindings of every gang pod, already assumed in the overlay when OK.
+	Bindings []plan.Binding
+	// Reason is a stable code when !OK ("NoNodeFits", "TopologyUnsatisfied", ...);
+	// Details are the per-dimension counts behind it.
+	Reason  string
+	Details []string
+}
+
+// PreemptResult is the placement layer's choice of running gangs to remove so that w
+// fits on the nodes (not the quota).
+type PreemptResult struct {
+	Victims []api.WorkloadID
+	Reason  string // why none were found, when Victims is empty
+}
+
+// PlaceCall is one question to the placement layer: may this gang, under this quota
+// assignment, go on this overlay? Running and History matter to Preempt and Reserve.
+type PlaceCall struct {
+	Overlay    *cluster.Overlay
+	Workload   *api.Workload
+	Assignment admission.Assignment
+	// Rand breaks ties between equally scored nodes (the cycle's injected source; nil
+	// lets the placer use its own seeded one).
+	Rand    *rand.Rand
+	Now     time.Time
+	Running []placement.Running
+	History []placement.PreemptionRecord
+}
+
+// Placer is the placement layer as the cycle uses it. Every method leaves the overlay as
+// it found it, except Place on success (the gang's pods stay assumed).
+type Placer interface {
+	Place(c PlaceCall) PlaceResult
+	// Preempt chooses running gangs to remove (within the ClusterQueue's preemption
+	// policy and disruption budgets, given the past preemptions in History).
+	Preempt(c PlaceCall) PreemptResult
+	// Reserve says where and when the gang could start as running gangs end (backfill).
+	Reserve(c PlaceCall) (plan.Reservation, bool)
+}

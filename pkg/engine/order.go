@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"sort"
+)
+
+// headKey is what pending workloads are ordered by: higher priority first, then the
+// less-served ClusterQueue (lower dominant share), then earlier queued, then earlier
+// created, then ID so the order is total and deterministic.
+type headKey struct {
+	priority int32
+	share    int64
+	queued   int64
+	created  int64
+	id       string
+}
+
+func (a headKey) less(b headKey) bool {
+	switch {
+	case a.priority != b.priority:
+		return a.priority > b.priority
+	case a.share != b.share:
+		return a.share < b.share
+	case a.queued != b.queued:
+		return a.queued < b.queued
+	case a.created != b.created:
+		return a.created < b.created
+	}
+	return a.id < b.id
+}
+
+// order returns the pending workloads in the order the cycle tries them, and each one's
+// 1-based position within its ClusterQueue.
+func order(pending []Pending, q Quota) ([]Pending, map[string]int) {
+	shares := map[string]int64{}
+	keys := make([]headKey, len(pending))
+	for i, p := range pending {
+		s, ok := shares[p.ClusterQueue]
+		if !ok && p.ClusterQueue != "" {
+			s = q.Share(p.ClusterQueue)
+			shares[p.ClusterQueue] = s
+		}
+		keys[i] = headKey{
+			priority: p.Workload.Priority,
+			share:    s,
+			queued:   p.QueuedAt.UnixNano(),
+			created:  p.Workload.Created.UnixNano(),
+			id:       string(p.Workload.ID()),
+		}
+	}
+	idx := make([]int, len(pending))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]].less(keys[idx[b]]) })
+	out := make([]Pending, len(pending))
+	pos := make(map[string]int, len(pending))
+	perCQ := map[string]int{}
+	for i, k := range idx {
+		out[i] = pending[k]
+		perCQ[pending[k].ClusterQueue]++
+		pos[string(pending[k].Workload.ID())] = perCQ[pending[k].ClusterQueue]
+	}
+	return out, pos
+}

@@ -1,0 +1,222 @@
+package manifest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// loadErrors loads one in-memory file and returns its problems.
+func loadErrors(t *testing.T, input string) ErrorList {
+	t.Helper()
+	_, err := LoadBytes("in.yaml", []byte(input))
+	if err == nil {
+		return nil
+	}
+	var list ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error is %T, want ErrorList: %v", err, err)
+	}
+	return list
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		// want is the one problem expected: its line, kind, name and field exactly, and
+		// a fragment of its message.
+		wantLine  int
+		wantKind  string
+		wantName  string
+		wantField string
+		wantMsg   string
+	}{
+		{
+			name:     "unknown kind",
+			input:    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueu\nmetadata:\n  name: a\n",
+			wantLine: 2, wantKind: "ClusterQueu", wantName: "a", wantField: "kind",
+			wantMsg: `unknown kind "ClusterQueu" for apiVersion kueue.x-k8s.io/v1beta1`,
+		},
+		{
+			name:     "known kind under a wrong apiVersion",
+			input:    "apiVersion: kueue.x-k8s.io/v1alpha9\nkind: ClusterQueue\nmetadata:\n  name: a\n",
+			wantLine: 1, wantKind: "ClusterQueue", wantName: "a", wantField: "apiVersion",
+			wantMsg: "supported: kueue.x-k8s.io/v1beta1, gantry.dev/v1alpha1",
+		},
+		{
+			name:     "missing apiVersion",
+			input:    "kind: Job\nmetadata:\n  name: a\n",
+			wantLine: 1, wantKind: "Job", wantName: "a", wantField: "apiVersion", wantMsg: "missing",
+		},
+		{
+			name:     "unknown field, deep, with its own line",
+			input:    makeCQ("a").Quota("f", "cpu", "4").YAML() + "      extra: 1\n",
+			wantLine: 13, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[0].flavors[0].extra", wantMsg: `unknown field "extra"`,
+		},
+		{
+			name:     "wrong type",
+			input:    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  parallelism: four\n",
+			wantLine: 6, wantKind: "Job", wantName: "j", wantField: "spec.parallelism",
+			wantMsg: `wrong type: expected an integer, got string "four"`,
+		},
+		{
+			name:     "unparsable quantity",
+			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "lots").YAML()),
+			wantLine: 17, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", wantMsg: `invalid value string "lots"`,
+		},
+		{
+			name:     "negative quantity",
+			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "-2").YAML()),
+			wantLine: 17, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", wantMsg: "is negative",
+		},
+		{
+			name:     "fraction of an integer resource",
+			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "nvidia.com/gpu", "1500m").YAML()),
+			wantLine: 17, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", wantMsg: "must be a whole number",
+		},
+		{
+			name:     "ClusterQueue names a missing flavor",
+			input:    makeCQ("a").Quota("nope", "cpu", "4").YAML(),
+			wantLine: 9, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[0].flavors[0].name", wantMsg: `ResourceFlavor "nope" not found`,
+		},
+		{
+			name:     "flavor listed twice",
+			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "4").Quota("f", "memory", "4Gi").YAML()),
+			wantLine: 20, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[1].flavors[0].name", wantMsg: `flavor "f" is listed twice`,
+		},
+		{
+			name:     "resource covered twice",
+			input:    docs(makeFlavor("f"), makeFlavor("g"), makeCQ("a").Quota("f", "cpu", "4").Quota("g", "cpu", "4").YAML()),
+			wantLine: 23, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[1].coveredResources[0]", wantMsg: "already covered by resourceGroups[0]",
+		},
+		{
+			name:     "borrowing limit without a cohort",
+			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "4").YAML()+"        borrowingLimit: 2\n"),
+			wantLine: 18, wantKind: "ClusterQueue", wantName: "a",
+			wantField: "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit", wantMsg: "without spec.cohort",
+		},
+		{
+			name:     "LocalQueue names a missing ClusterQueue",
+			input:    makeLQ("ns", "q", "ghost"),
+			wantLine: 7, wantKind: "LocalQueue", wantName: "ns/q", wantField: "spec.clusterQueue",
+			wantMsg: `ClusterQueue "ghost" not found`,
+		},
+		{
+			name: "LocalQueue in a namespace its ClusterQueue does not select",
+			input: docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {tier: dev}}\n",
+				makeCQ("cq").Spec("namespaceSelector: {matchLabels: {tier: prod}}").YAML(), makeLQ("ns", "q", "cq")),
+			wantLine: 18, wantKind: "LocalQueue", wantName: "ns/q", wantField: "spec.clusterQueue",
+			wantMsg: `ClusterQueue "cq" does not admit namespace ns (namespaceSelector tier=prod)`,
+		},
+		{
+			name:     "pod mixes GPU request kinds",
+			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Limit("nvidia.com/gpu", "1").Limit("gantry.dev/gpu-milli", "500").YAML()),
+			wantLine: 50, wantKind: "Job", wantName: "ns/j", wantField: "spec.template.spec.containers",
+			wantMsg: "GPU request mixes",
+		},
+		{
+			name:     "duplicate name",
+			input:    docs(makeFlavor("f"), makeFlavor("f")),
+			wantLine: 9, wantKind: "ResourceFlavor", wantName: "f", wantField: "metadata.name",
+			wantMsg: `duplicate ResourceFlavor "f": already defined at in.yaml:1`,
+		},
+		{
+			name: "cohort cycle",
+			input: "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata:\n  name: a\nspec:\n  parentName: b\n---\n" +
+				"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata:\n  name: b\nspec:\n  parentName: a\n",
+			wantLine: 6, wantKind: "Cohort", wantName: "a", wantField: "spec.parentName", wantMsg: "cohort cycle: a -> b -> a",
+		},
+		{
+			name:     "workload queue missing",
+			input:    docs(queueSetup(), makeJob("ns", "j").Queue("nope").Limit("nvidia.com/gpu", "1").YAML()),
+			wantLine: 45, wantKind: "Job", wantName: "ns/j", wantField: "metadata.labels[kueue.x-k8s.io/queue-name]",
+			wantMsg: `LocalQueue "nope" not found in namespace ns`,
+		},
+		{
+			name:     "workload without queue",
+			input:    docs(queueSetup(), makeJob("ns", "j").Limit("nvidia.com/gpu", "1").YAML()),
+			wantLine: 41, wantKind: "Job", wantName: "ns/j", wantField: "metadata.labels", wantMsg: "no queue",
+		},
+		{
+			name:     "priority class missing",
+			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Priority("urgent").Limit("nvidia.com/gpu", "1").YAML()),
+			wantLine: 45, wantKind: "Job", wantName: "ns/j", wantField: "metadata.labels[kueue.x-k8s.io/priority-class]",
+			wantMsg: `WorkloadPriorityClass "urgent" not found`,
+		},
+		{
+			name:     "bad duration",
+			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Annotation("gantry.dev/duration", "soon").Limit("nvidia.com/gpu", "1").YAML()),
+			wantLine: 47, wantKind: "Job", wantName: "ns/j", wantField: "metadata.annotations[gantry.dev/duration]",
+			wantMsg: `invalid duration "soon"`,
+		},
+		{
+			name:     "MIG profile that exists on no model",
+			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Limit("nvidia.com/mig-9g.99gb", "1").YAML()),
+			wantLine: 55, wantKind: "Job", wantName: "ns/j",
+			wantField: "spec.template.spec.containers[0].resources.limits[nvidia.com/mig-9g.99gb]",
+			wantMsg:   `MIG profile "9g.99gb" exists on no known GPU model`,
+		},
+		{
+			name: "NodePool MIG profile unknown for its model",
+			input: "apiVersion: gantry.dev/v1alpha1\nkind: NodePool\nmetadata:\n  name: p\nspec:\n  count: 1\n  cpu: \"8\"\n  memory: 64Gi\n" +
+				"  gpu:\n    model: A100-SXM4-40GB\n    perNode: 8\n    sharing:\n      mode: mig\n      layout: all-1g.20gb\n",
+			wantLine: 14, wantKind: "NodePool", wantName: "p", wantField: "spec.gpu.sharing.layout", wantMsg: "1g.20gb",
+		},
+		{
+			name:  "invalid YAML",
+			input: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n\tlabels: {}\n",
+			// yaml.v3 reports the line where the broken mapping's context starts.
+			wantLine: 4, wantMsg: "found a tab character",
+		},
+		{
+			name:     "key repeated",
+			input:    "apiVersion: v1\nkind: Namespace\nkind: Namespace\nmetadata:\n  name: a\n",
+			wantLine: 3, wantMsg: `key "kind" appears twice`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list := loadErrors(t, tt.input)
+			if len(list) != 1 {
+				t.Fatalf("got %d problems, want 1:\n%v", len(list), list)
+			}
+			e := list[0]
+			if e.Source.File != "in.yaml" || e.Source.Line != tt.wantLine {
+				t.Errorf("source = %s, want in.yaml:%d", e.Source, tt.wantLine)
+			}
+			if e.Kind != tt.wantKind || e.Name != tt.wantName || e.Field != tt.wantField {
+				t.Errorf("kind/name/field = %q/%q/%q, want %q/%q/%q", e.Kind, e.Name, e.Field, tt.wantKind, tt.wantName, tt.wantField)
+			}
+			if !strings.Contains(e.Msg, tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", e.Msg, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// All problems of all documents are reported, in file and line order, one per line.
+func TestLoadReportsEveryProblem(t *testing.T) {
+	input := docs(
+		makeCQ("a").Quota("ghost", "cpu", "-1").YAML(),
+		makeLQ("ns", "q", "missing"),
+		"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
+	)
+	list := loadErrors(t, input)
+	want := []string{
+		"in.yaml:9: ClusterQueue a: spec.resourceGroups[0].flavors[0].name: ResourceFlavor \"ghost\" not found",
+		"in.yaml:12: ClusterQueue a: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: quantity -1 is negative",
+		"in.yaml:20: LocalQueue ns/q: spec.clusterQueue: ClusterQueue \"missing\" not found",
+		"in.yaml:23: Secret s: kind: unknown kind \"Secret\" for apiVersion v1; supported: List, Namespace, Node, Pod",
+	}
+	if got := strings.Split(list.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

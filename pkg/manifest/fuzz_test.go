@@ -1,0 +1,45 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoad: no input makes the loader panic, and every problem names the file.
+func FuzzLoad(f *testing.F) {
+	files, _ := filepath.Glob("../../examples/*/*.yaml")
+	files = append(files, "testdata/nodes-from-kubectl.yaml")
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	for _, s := range []string{
+		"", "---\n---\n", "[]", "null", "42", "{}", "kind: List\napiVersion: v1\nitems: [1, {kind: Pod}]\n",
+		"a: &x [*x]\n", "a: &a [*a, *a]\nb: &b [*b]\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {cpu: -1}}}]}\n",
+		"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {parallelism: 99999999999}\n",
+		"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: a}\nspec: {parentName: a}\n",
+		"apiVersion: gantry.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\nspec: {count: -1, cpu: x, memory: y, gpu: {model: Z, perNode: 3}}\n",
+		"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": 5}}",
+		"<<: {a: 1}\n", "? [a]\n: b\n", "\t\x00\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := LoadBytes("fuzz.yaml", data)
+		if err == nil {
+			return
+		}
+		list, ok := err.(ErrorList)
+		if !ok {
+			t.Fatalf("error is %T, want ErrorList", err)
+		}
+		for _, e := range list {
+			if e.Source.File != "fuzz.yaml" {
+				t.Fatalf("problem without the file: %v", e)
+			}
+		}
+	})
+}

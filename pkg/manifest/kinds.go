@@ -1,0 +1,103 @@
+package manifest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// handler decodes one document of a known kind and converts it.
+type handler func(l *loader, d document, c errs)
+
+// kindEntry is one supported apiVersion/kind pair.
+type kindEntry struct {
+	apiVersions []string
+	kind        string
+	h           handler
+}
+
+// supportedKinds lists every kind Load reads. It is built on each call: a plain value,
+// not a registry that code elsewhere could mutate.
+func supportedKinds() []kindEntry {
+	// The Kueue queue kinds are read under Kueue's and Gantry's apiVersion: same schema.
+	kueueVersions := []string{"kueue.x-k8s.io/v1beta1", "gantry.dev/v1alpha1"}
+	kueueAlpha := []string{"kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1beta1", "gantry.dev/v1alpha1"}
+	return []kindEntry{
+		{kueueVersions, "ResourceFlavor", (*loader).resourceFlavor},
+		{kueueVersions, "ClusterQueue", (*loader).clusterQueue},
+		{kueueVersions, "LocalQueue", (*loader).localQueue},
+		{kueueAlpha, "Cohort", (*loader).cohort},
+		{kueueVersions, "WorkloadPriorityClass", (*loader).workloadPriorityClass},
+		{kueueAlpha, "Topology", (*loader).topology},
+		{[]string{"gantry.dev/v1alpha1"}, "NodePool", (*loader).nodePool},
+		{[]string{"gantry.dev/v1alpha1"}, "ClusterEvent", (*loader).clusterEvent},
+		{[]string{"scheduling.volcano.sh/v1beta1"}, "Queue", (*loader).volcanoQueue},
+		{[]string{"scheduling.volcano.sh/v1beta1"}, "PodGroup", (*loader).podGroup},
+		{[]string{"scheduling.k8s.io/v1"}, "PriorityClass", (*loader).priorityClass},
+		{[]string{"batch/v1"}, "Job", (*loader).job},
+		{[]string{"jobset.x-k8s.io/v1alpha2"}, "JobSet", (*loader).jobSet},
+		{[]string{"kubeflow.org/v1"}, "PyTorchJob", (*loader).pyTorchJob},
+		{[]string{"kubeflow.org/v2beta1"}, "MPIJob", (*loader).mpiJob},
+		{[]string{"ray.io/v1"}, "RayJob", (*loader).rayJob},
+		{[]string{"ray.io/v1"}, "RayCluster", (*loader).rayCluster},
+		{[]string{"v1"}, "Pod", (*loader).pod},
+		{[]string{"v1"}, "Node", (*loader).node},
+		{[]string{"v1"}, "Namespace", (*loader).namespace},
+	}
+}
+
+// lookupKind finds the handler of apiVersion/kind, or says which field is wrong and why.
+func lookupKind(apiVersion, kind string) (handler, string, string) {
+	var versionsOfKind []string
+	knownVersion := false
+	for _, e := range supportedKinds() {
+		for _, v := range e.apiVersions {
+			if v == apiVersion {
+				knownVersion = true
+				if e.kind == kind {
+					return e.h, "", ""
+				}
+			}
+			if e.kind == kind {
+				versionsOfKind = append(versionsOfKind, v)
+			}
+		}
+	}
+	if len(versionsOfKind) > 0 {
+		return nil, "apiVersion", fmt.Sprintf("kind %s is not read under apiVersion %q; supported: %s", kind, apiVersion, strings.Join(versionsOfKind, ", "))
+	}
+	if knownVersion {
+		return nil, "kind", fmt.Sprintf("unknown kind %q for apiVersion %s; supported: %s", kind, apiVersion, strings.Join(kindsOf(apiVersion), ", "))
+	}
+	return nil, "kind", fmt.Sprintf("unsupported apiVersion/kind %s %s", apiVersion, kind)
+}
+
+// kindsOf lists the kinds read under one apiVersion, sorted.
+func kindsOf(apiVersion string) []string {
+	var out []string
+	if apiVersion == "v1" {
+		out = append(out, "List")
+	}
+	for _, e := range supportedKinds() {
+		for _, v := range e.apiVersions {
+			if v == apiVersion {
+				out = append(out, e.kind)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SupportedKinds returns "apiVersion kind" for every kind Load reads, sorted (for docs
+// and `gantry validate --help`).
+func SupportedKinds() []string {
+	var out []string
+	for _, e := range supportedKinds() {
+		for _, v := range e.apiVersions {
+			out = append(out, v+" "+e.kind)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

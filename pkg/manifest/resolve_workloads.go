@@ -1,0 +1,135 @@
+package manifest
+
+import (
+	"github.com/gantry-sched/gantry/pkg/api"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// podInput is a plain Pod waiting to be grouped.
+type podInput struct {
+	obj corev1.Pod
+	set api.PodSet
+	c   errs
+}
+
+// groupPods makes workloads of plain pods: one per pod, or one per Volcano PodGroup
+// (annotation scheduling.k8s.io/group-name) or Gantry gang (annotation gantry.dev/gang)
+// with one pod set per pod.
+func (l *loader) groupPods() {
+	groups := map[string]*workloadInput{}
+	for _, p := range l.pods {
+		group, kind := p.obj.Annotations[api.AnnotationVolcanoGroupName], "PodGroup"
+		if group == "" {
+			group, kind = p.obj.Annotations[api.AnnotationGangName], "Gang"
+		}
+		if group == "" {
+			w := l.newWorkload(p.obj.ObjectMeta, "v1", "Pod", p.c)
+			w.PodSets = []api.PodSet{p.set}
+			l.addWorkload(w, nil, p.c)
+			continue
+		}
+		ns := defaultNS(p.obj.Namespace)
+		key := kind + "/" + ns + "/" + group
+		w, ok := groups[key]
+		if !ok {
+			m := p.obj.ObjectMeta
+			m.Name, m.Namespace = group, ns
+			w = l.newWorkload(m, "v1", "Pod", p.c)
+			w.Owner = api.OwnerRef{APIVersion: "v1", Kind: kind, Name: group}
+			if kind == "PodGroup" {
+				w.ext.podGroup = group
+			}
+			groups[key] = w
+			l.addWorkload(w, nil, p.c)
+		} else {
+			checkSameGroupMeta(w, p)
+		}
+		w.PodSets = append(w.PodSets, p.set)
+	}
+}
+
+// checkSameGroupMeta: every pod of a group must name the same queue and priority.
+func checkSameGroupMeta(w *workloadInput, p podInput) {
+	q, field := queueName(p.obj.Labels, "metadata.labels", p.c)
+	if q != w.Queue {
+		p.c.add(field, "queue %q differs from %q of the other pods of group %s", q, w.Queue, w.Name)
+	}
+	if pc := p.obj.Labels[api.LabelKueuePriority]; w.PrioritySource == api.WorkloadPriority && pc != w.PriorityClass {
+		p.c.add("metadata.labels["+api.LabelKueuePriority+"]", "priority class %q differs from %q of the other pods of group %s", pc, w.PriorityClass, w.Name)
+	}
+}
+
+// applyPodGroups links workloads to the Volcano PodGroups their pods name.
+func (l *loader) applyPodGroups() {
+	for _, w := range l.workloads {
+		if w.ext.podGroup == "" {
+			continue
+		}
+		pg, ok := l.podGroups[w.Namespace+"/"+w.ext.podGroup]
+		if !ok {
+			w.c.add("", "PodGroup %q (annotation %s) not found in namespace %s", w.ext.podGroup, api.AnnotationVolcanoGroupName, w.Namespace)
+			continue
+		}
+		applyPodGroup(w, pg)
+	}
+}
+
+// resolveWorkloads checks each workload's queue and priority class and emits it.
+func (l *loader) resolveWorkloads() {
+	lqs := map[string]bool{}
+	for _, q := range l.objs.LocalQueues {
+		lqs[q.Key()] = true
+	}
+	volcano := map[string]bool{}
+	for _, q := range l.volcanoQueues {
+		volcano[q.in.Name] = true
+	}
+	classes := map[api.PriorityClassKind]map[string]api.PriorityClass{api.WorkloadPriority: {}, api.PodPriority: {}}
+	var globalDefault *api.PriorityClass
+	for i, pc := range l.objs.PriorityClasses {
+		classes[pc.Kind][pc.Name] = pc
+		if pc.Kind == api.PodPriority && pc.GlobalDefault && globalDefault == nil {
+			globalDefault = &l.objs.PriorityClasses[i]
+		}
+	}
+	for _, w := range l.workloads {
+		l.resolveQueue(w, lqs, volcano)
+		resolvePriority(w, classes, globalDefault)
+		l.objs.Workloads = append(l.objs.Workloads, w.Workload)
+	}
+}
+
+func (l *loader) resolveQueue(w *workloadInput, lqs, volcano map[string]bool) {
+	switch {
+	case w.Queue == "":
+		w.c.add(w.ext.queueField, "no queue: set label %s (or %s) to a LocalQueue of namespace %s", api.LabelKueueQueueName, api.LabelGantryQueueName, w.Namespace)
+	case lqs[w.Namespace+"/"+w.Queue]:
+	case w.ext.volcanoQueue && volcano[w.Queue]:
+		// A Volcano queue is cluster-scoped: give the namespace a LocalQueue for it.
+		lq := api.LocalQueue{Meta: api.Meta{Name: w.Queue, Namespace: w.Namespace, Source: w.Source}, ClusterQueue: w.Queue,
+			StopPolicy: api.StopNone, FairSharing: api.FairSharing{WeightMilli: 1000}}
+		lqs[lq.Key()] = true
+		l.objs.LocalQueues = append(l.objs.LocalQueues, lq)
+	case w.ext.volcanoQueue:
+		w.c.add(w.ext.queueField, "Volcano Queue %q not found (and no LocalQueue %s/%s)", w.Queue, w.Namespace, w.Queue)
+	default:
+		w.c.add(w.ext.queueField, "LocalQueue %q not found in namespace %s", w.Queue, w.Namespace)
+	}
+}
+
+// resolvePriority: the Kueue priority label names a WorkloadPriorityClass; otherwise the
+// pods' priorityClassName names a PriorityClass; otherwise the global default applies.
+func resolvePriority(w *workloadInput, classes map[api.PriorityClassKind]map[string]api.PriorityClass, globalDefault *api.PriorityClass) {
+	if w.PriorityClass == "" {
+		if globalDefault != nil {
+			w.PriorityClass, w.PrioritySource, w.Priority = globalDefault.Name, api.PodPriority, globalDefault.Value
+		}
+		return
+	}
+	pc, ok := classes[w.PrioritySource][w.PriorityClass]
+	if !ok {
+		w.c.add(w.ext.priorityField, "%s %q not found", w.PrioritySource, w.PriorityClass)
+		return
+	}
+	w.Priority = pc.Value
+}

@@ -1,0 +1,60 @@
+package nodeagent
+
+import (
+	"fmt"
+
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Preferred answers the kubelet's GetPreferredAllocation: size device IDs out of
+// available, including mustInclude, chosen by pkg/devices' own picks (whole GPUs inside
+// one NVLink domain and PCIe switch when possible; MIG instances and replicas best-fit),
+// so the node prefers what the scheduler would have picked. Devices of resource that are
+// not available count as held.
+func (inv *Inventory) Preferred(resource resources.Name, available, mustInclude []string, size int) ([]string, error) {
+	if size < len(mustInclude) || size > len(available) {
+		return nil, fmt.Errorf("preferred allocation of %d %s: %d available, %d required", size, resource, len(available), len(mustInclude))
+	}
+	inv.mu.Lock()
+	nd := inv.model.Clone()
+	free := map[string]bool{}
+	for _, id := range available {
+		free[id] = true
+	}
+	for _, id := range mustInclude {
+		free[id] = false
+	}
+	var held devices.Assignment
+	for _, id := range inv.order {
+		p := inv.byID[id]
+		if p.Resource == resource && !free[id] && p.Healthy {
+			held.Devices = append(held.Devices, p.Device)
+		}
+	}
+	inv.mu.Unlock()
+	if err := nd.Commit(held); err != nil {
+		return nil, fmt.Errorf("preferred allocation of %s: %w", resource, err)
+	}
+	want := size - len(mustInclude)
+	out := append([]string(nil), mustInclude...)
+	if want == 0 {
+		return out, nil
+	}
+	a, refusal := nd.Fit(requestFor(resource, int64(want)))
+	if refusal != nil {
+		return nil, fmt.Errorf("preferred allocation of %d %s: %s", want, resource, refusal)
+	}
+	return append(out, a.IDs()...), nil
+}
+
+// requestFor is the device-model request for n devices of one advertised resource.
+func requestFor(resource resources.Name, n int64) devices.Request {
+	if p, ok := resource.MIGProfile(); ok {
+		return devices.Request{MIG: []devices.MIGCount{{Profile: p, Count: n}}}
+	}
+	if resource == resources.NvidiaGPUShared {
+		return devices.Request{Shared: n}
+	}
+	return devices.Request{Units: n}
+}

@@ -1,0 +1,73 @@
+package placement
+
+import (
+	"fmt"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// PodRequest is one pod's needs, prepared once per pod set: its requests split into the
+// part charged on node allocatable and the GPU request for the device model, and the
+// constraints on nodes (selector, affinity, tolerations, flavor labels).
+type PodRequest struct {
+	Requests     resources.Vector
+	NonGPU       resources.Vector
+	GPU          devices.Request
+	NodeSelector map[string]string
+	Affinity     *corev1.NodeSelector
+	Tolerations  []corev1.Toleration
+	FlavorLabels map[string]string
+	// names are NonGPU's resource names, sorted, so checks report deterministically.
+	names []resources.Name
+	// gpuNames are the device-plugin resources the GPU request needs a node to offer
+	// (gpu-milli and gpu-memory are offered by every GPU node and left out).
+	gpuNames []resources.Name
+	// cpu and mem are NonGPU's cpu and memory, for the pre-filter.
+	cpu, mem resources.Amount
+}
+
+// NewPodRequest prepares the pods of pod set ps under flavor constraint fc. A GPU
+// request the device model cannot parse is an error naming the pod set.
+func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
+	gpu, err := devices.ParseRequest(ps.Requests)
+	if err != nil {
+		return nil, fmt.Errorf("pod set %q: requests: %w", ps.Name, err)
+	}
+	tol := ps.Tolerations
+	if len(fc.Tolerations) > 0 {
+		tol = append(append([]corev1.Toleration(nil), ps.Tolerations...), fc.Tolerations...)
+	}
+	nonGPU := cluster.NonGPU(ps.Requests)
+	return &PodRequest{
+		Requests:     ps.Requests,
+		NonGPU:       nonGPU,
+		names:        nonGPU.Names(),
+		gpuNames:     pluginNames(gpu),
+		cpu:          nonGPU[resources.CPU],
+		mem:          nonGPU[resources.Memory],
+		GPU:          gpu,
+		NodeSelector: ps.NodeSelector,
+		Affinity:     ps.Affinity,
+		Tolerations:  tol,
+		FlavorLabels: fc.NodeLabels,
+	}, nil
+}
+
+// NewSimplePodRequest prepares a pod from its requests alone (benchmarks, simulators).
+func NewSimplePodRequest(requests resources.Vector) (*PodRequest, error) {
+	return NewPodRequest(&api.PodSet{Name: "pod", Count: 1, Requests: requests}, FlavorConstraint{})
+}
+
+func pluginNames(r devices.Request) []resources.Name {
+	var out []resources.Name
+	for _, n := range r.Vector().Names() {
+		if n != resources.GPUMilli && n != resources.GPUMemory {
+			out = append(out, n)
+		}
+	}
+	return out
+}

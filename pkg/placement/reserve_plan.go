@@ -1,0 +1,194 @@
+package placement
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+)
+
+// endGroup is the running workloads that end at one instant.
+type endGroup struct {
+	at      time.Time
+	members []Running
+}
+
+// PlanReservation computes when and where a gang that does not fit now could start: it
+// walks the expected end times of the running workloads in order, freeing their pods
+// on ov, until the gang fits (earlier reservations in req.Held hold their capacity from
+// their start on). The first end time at which it fits is the ETA. The overlay is left
+// as it was.
+func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (ReservationResult, error) {
+	if ov == nil || fit == nil {
+		return ReservationResult{}, fmt.Errorf("reservation for %s: overlay and fit must not be nil", req.Workload)
+	}
+	if err := validateRunning(req.Running); err != nil {
+		return ReservationResult{}, fmt.Errorf("reservation for %s: %w", req.Workload, err)
+	}
+	res := ReservationResult{Workload: req.Workload}
+	p := &overlayProbe{ov: ov, fit: fit}
+	base := p.mark()
+	defer p.undo(base)
+	if p.fits() {
+		res.Outcome, res.Reason = ReserveFitsNow, "the gang fits now"
+		return res, nil
+	}
+	groups, unbounded := groupByEnd(req.Running, req.Now)
+	res.Unbounded = unbounded
+	held := heldBefore(req.Held, req.Workload)
+	g, ok := firstFit(p, base, groups, held)
+	var fresh *Reservation
+	if ok {
+		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
+	}
+	if prev := req.Previous; prev != nil && prev.Workload == req.Workload && (fresh == nil || prev.Start.Before(fresh.Start)) {
+		if stillValid(p, base, *prev, groups, held) {
+			kept := *prev
+			res.Outcome, res.Reservation, res.KeptPrevious = Reserved, &kept, true
+			res.Reason = fmt.Sprintf("keeps its reservation from the last cycle: starts at %s on %v", kept.Start.UTC().Format(time.RFC3339), kept.Nodes())
+			return res, nil
+		}
+	}
+	if fresh == nil {
+		res.Outcome = ReserveNoETA
+		res.Reason = fmt.Sprintf("does not fit even after all %d running workloads with a known end finish; %d have no runtime bound",
+			countMembers(groups), len(unbounded))
+		return res, nil
+	}
+	res.Outcome, res.Reservation = Reserved, fresh
+	last := fresh.Waits[len(fresh.Waits)-1]
+	res.Reason = fmt.Sprintf("fits at %s, when %s ends (after %d running workloads end), on %v",
+		fresh.Start.UTC().Format(time.RFC3339), last, len(fresh.Waits), fresh.Nodes())
+	return res, nil
+}
+
+// firstFit finds the first end group after which the gang fits. Freeing capacity only
+// helps, so a binary search finds it; held reservations that begin along the way can
+// break that order, so the found index is verified and a linear walk is the fallback.
+func firstFit(p *overlayProbe, base int, groups []endGroup, held ReservationSet) (int, bool) {
+	try := func(g int) bool { return fitsAt(p, base, groups, g, held) }
+	if len(groups) == 0 || !try(len(groups)-1) {
+		return 0, false
+	}
+	g := sort.Search(len(groups), try)
+	if g < len(groups) && try(g) {
+		return g, true
+	}
+	for g = 0; g < len(groups); g++ {
+		if try(g) {
+			return g, true
+		}
+	}
+	return 0, false
+}
+
+// fitsAt rolls back to base, frees groups[0..g], holds the reservations that start by
+// then, and asks whether the gang fits.
+func fitsAt(p *overlayProbe, base int, groups []endGroup, g int, held ReservationSet) bool {
+	p.undo(base)
+	for _, grp := range groups[:g+1] {
+		for i := range grp.members {
+			// A workload whose pods are gone already frees nothing more; keep walking.
+			_ = p.release(&grp.members[i])
+		}
+	}
+	holdStarted(p.ov, held, groups[g].at)
+	return p.fits()
+}
+
+// holdStarted assumes the pods of reservations starting at or before t, best effort: a
+// pod whose capacity is still busy in this what-if simply is not held.
+func holdStarted(ov *cluster.Overlay, held ReservationSet, t time.Time) {
+	for _, r := range held {
+		if r.Start.After(t) {
+			continue
+		}
+		for _, bp := range r.Pods {
+			_ = ov.Assume(bp.Ref, bp.Node, bp.Requests, bp.Devices)
+		}
+	}
+}
+
+// stillValid reports whether prev's pods can all be bound at prev.Start.
+func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, held ReservationSet) bool {
+	p.undo(base)
+	for _, grp := range groups {
+		if grp.at.After(prev.Start) {
+			break
+		}
+		for i := range grp.members {
+			_ = p.release(&grp.members[i])
+		}
+	}
+	holdStarted(p.ov, held, prev.Start)
+	for _, bp := range prev.Pods {
+		if err := p.ov.Assume(bp.Ref, bp.Node, bp.Requests, bp.Devices); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// groupByEnd sorts bounded workloads by end time (ties by ID) into groups; an end in
+// the past counts as now (the workload is overdue and about to be stopped).
+func groupByEnd(rs []Running, now time.Time) ([]endGroup, []api.WorkloadID) {
+	var bounded []Running
+	var unbounded []api.WorkloadID
+	for _, r := range rs {
+		if r.ExpectedEnd.IsZero() {
+			unbounded = append(unbounded, r.ID)
+			continue
+		}
+		if r.ExpectedEnd.Before(now) {
+			r.ExpectedEnd = now
+		}
+		bounded = append(bounded, r)
+	}
+	sort.Slice(bounded, func(i, j int) bool {
+		if !bounded[i].ExpectedEnd.Equal(bounded[j].ExpectedEnd) {
+			return bounded[i].ExpectedEnd.Before(bounded[j].ExpectedEnd)
+		}
+		return bounded[i].ID < bounded[j].ID
+	})
+	sort.Slice(unbounded, func(i, j int) bool { return unbounded[i] < unbounded[j] })
+	var groups []endGroup
+	for _, r := range bounded {
+		if n := len(groups); n > 0 && groups[n-1].at.Equal(r.ExpectedEnd) {
+			groups[n-1].members = append(groups[n-1].members, r)
+			continue
+		}
+		groups = append(groups, endGroup{at: r.ExpectedEnd, members: []Running{r}})
+	}
+	return groups, unbounded
+}
+
+// heldBefore drops w's own reservation from held.
+func heldBefore(held ReservationSet, w api.WorkloadID) ReservationSet {
+	out := make(ReservationSet, 0, len(held))
+	for _, r := range held {
+		if r.Workload != w {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func waitsOf(groups []endGroup) []api.WorkloadID {
+	var out []api.WorkloadID
+	for _, g := range groups {
+		for _, m := range g.members {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+func countMembers(groups []endGroup) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.members)
+	}
+	return n
+}

@@ -1,0 +1,307 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"pgregory.net/rapid"
+)
+
+// Scenario: the ETA is the end time of the workload whose finish frees enough GPUs. A
+// gang of two 8-GPU pods waits for two whole nodes: n01 frees at +10m, n02 at +20m, n00
+// at +30m, n03 never (no runtime bound): the ETA is +20m, on n01 and n02.
+func TestPlanReservationETAIsTheEndThatFreesEnough(t *testing.T) {
+	snap, running := peBind(t, peNodes(t, 4, 8), []peGang{
+		{run: MakeRunning("ns/a").Ends(peNow.Add(30 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n00"}},
+		{run: MakeRunning("ns/b").Ends(peNow.Add(10 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n01"}},
+		{run: MakeRunning("ns/c").Ends(peNow.Add(20 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n02"}},
+		{run: MakeRunning("ns/d").Obj(), perPod: 8, nodes: []string{"n03"}},
+	})
+	ov := snap.Overlay()
+	res, err := PlanReservation(ov, peFirstFit("ns/head", 2, 8),
+		ReservationRequest{Workload: "ns/head", Queue: "cq", Running: running, Now: peNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != Reserved {
+		t.Fatalf("outcome %s (%s), want Reserved", res.Outcome, res.Reason)
+	}
+	r := res.Reservation
+	if !r.Start.Equal(peNow.Add(20 * time.Minute)) {
+		t.Errorf("ETA = %s, want %s", r.Start, peNow.Add(20*time.Minute))
+	}
+	if fmt.Sprint(r.Nodes()) != "[n01 n02]" || fmt.Sprint(r.Waits) != "[ns/b ns/c]" {
+		t.Errorf("nodes %v waits %v, want [n01 n02] and [ns/b ns/c]", r.Nodes(), r.Waits)
+	}
+	if len(r.GPUs("n01")) != 8 || len(r.GPUs("n00")) != 0 {
+		t.Errorf("GPUs on n01 = %v, on n00 = %v", r.GPUs("n01"), r.GPUs("n00"))
+	}
+	if fmt.Sprint(res.Unbounded) != "[ns/d]" || !strings.Contains(res.Reason, "when ns/c ends") {
+		t.Errorf("unbounded %v, reason %q", res.Unbounded, res.Reason)
+	}
+	if len(ov.Changes()) != 0 {
+		t.Errorf("overlay changed")
+	}
+}
+
+func TestPlanReservationOutcomes(t *testing.T) {
+	cases := []struct {
+		name  string
+		gangs []peGang
+		pods  int // the head's 8-GPU pods
+		// want: outcome and, when reserved, the ETA offset from peNow (the test clock).
+		wantOutcome ReserveOutcome
+		wantETA     time.Duration
+	}{
+		{"fits now", []peGang{{run: MakeRunning("ns/a").Obj(), perPod: 8, nodes: []string{"n00"}}}, 1, ReserveFitsNow, 0},
+		{"only unbounded work: no ETA", []peGang{
+			{run: MakeRunning("ns/a").Obj(), perPod: 8, nodes: []string{"n00"}},
+			{run: MakeRunning("ns/b").Obj(), perPod: 8, nodes: []string{"n01"}},
+		}, 1, ReserveNoETA, 0},
+		{"larger than the cluster: no ETA", []peGang{
+			{run: MakeRunning("ns/a").Ends(peNow.Add(time.Minute)).Obj(), perPod: 8, nodes: []string{"n00"}},
+		}, 3, ReserveNoETA, 0},
+		{"overdue workload counts as ending now", []peGang{
+			{run: MakeRunning("ns/a").Ends(peNow.Add(-time.Minute)).Obj(), perPod: 8, nodes: []string{"n00"}},
+			{run: MakeRunning("ns/b").Obj(), perPod: 8, nodes: []string{"n01"}},
+		}, 1, Reserved, 0},
+		{"equal end times free together", []peGang{
+			{run: MakeRunning("ns/a").Ends(peNow.Add(time.Hour)).Obj(), perPod: 4, nodes: []string{"n00"}},
+			{run: MakeRunning("ns/b").Ends(peNow.Add(time.Hour)).Obj(), perPod: 4, nodes: []string{"n00"}},
+			{run: MakeRunning("ns/c").Obj(), perPod: 8, nodes: []string{"n01"}},
+		}, 1, Reserved, time.Hour},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			snap, running := peBind(t, peNodes(t, 2, 8), tc.gangs)
+			res, err := PlanReservation(snap.Overlay(), peFirstFit("ns/head", tc.pods, 8),
+				ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != tc.wantOutcome {
+				t.Fatalf("outcome %s (%s), want %s", res.Outcome, res.Reason, tc.wantOutcome)
+			}
+			if tc.wantOutcome == Reserved && !res.Reservation.Start.Equal(peNow.Add(tc.wantETA)) {
+				t.Errorf("ETA %s, want peNow+%s", res.Reservation.Start, tc.wantETA)
+			}
+			if tc.wantOutcome == ReserveNoETA && !strings.Contains(res.Reason, "does not fit even after") {
+				t.Errorf("reason %q does not explain", res.Reason)
+			}
+		})
+	}
+}
+
+// A second head cannot count on capacity an earlier reservation holds: with one node
+// freeing at +10m and held by the first head from then on, the second waits for +20m.
+func TestPlanReservationRespectsHeldReservations(t *testing.T) {
+	snap, running := peBind(t, peNodes(t, 2, 8), []peGang{
+		{run: MakeRunning("ns/a").Ends(peNow.Add(10 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n00"}},
+		{run: MakeRunning("ns/b").Ends(peNow.Add(20 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n01"}},
+	})
+	ov := snap.Overlay()
+	first, err := PlanReservation(ov, peFirstFit("ns/first", 1, 8), ReservationRequest{Workload: "ns/first", Running: running, Now: peNow})
+	if err != nil || first.Outcome != Reserved {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	second, err := PlanReservation(ov, peFirstFit("ns/second", 1, 8), ReservationRequest{
+		Workload: "ns/second", Running: running, Now: peNow, Held: ReservationSet{*first.Reservation}})
+	if err != nil || second.Outcome != Reserved {
+		t.Fatalf("second: %v %+v", err, second)
+	}
+	if !first.Reservation.Start.Equal(peNow.Add(10*time.Minute)) || !second.Reservation.Start.Equal(peNow.Add(20*time.Minute)) {
+		t.Errorf("ETAs %s and %s, want +10m and +20m", first.Reservation.Start, second.Reservation.Start)
+	}
+	if fmt.Sprint(second.Reservation.Nodes()) != "[n01]" {
+		t.Errorf("second reserved %v, want [n01]", second.Reservation.Nodes())
+	}
+}
+
+// Last cycle's reservation is kept when it is still valid and earlier than what a new
+// walk finds, so an ETA never slips; an invalid one is replaced.
+func TestPlanReservationKeepsValidPrevious(t *testing.T) {
+	snap, running := peBind(t, peNodes(t, 2, 8), []peGang{
+		{run: MakeRunning("ns/a").Ends(peNow.Add(30 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n00"}},
+		{run: MakeRunning("ns/b").Ends(peNow.Add(10 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n01"}},
+	})
+	ov := snap.Overlay()
+	fresh, err := PlanReservation(ov, peFirstFit("ns/head", 1, 8), ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
+	if err != nil || fresh.Reservation == nil {
+		t.Fatalf("%v %+v", err, fresh)
+	}
+	// Pretend last cycle reserved n01 from +5m: ns/b still holds it then, so it is not
+	// valid and the fresh ETA wins.
+	stale := *fresh.Reservation
+	stale.Start = peNow.Add(5 * time.Minute)
+	got, _ := PlanReservation(ov, peFirstFit("ns/head", 1, 8), ReservationRequest{Workload: "ns/head", Running: running, Now: peNow, Previous: &stale})
+	if got.KeptPrevious || !got.Reservation.Start.Equal(peNow.Add(10*time.Minute)) {
+		t.Errorf("invalid previous kept: %+v", got)
+	}
+	// A previous reservation on n01 from +10m stays valid when a new walk (a fit that
+	// only takes n00) would say +30m.
+	onlyN00 := func(ov *cluster.Overlay) (*Placement, bool) {
+		ref := cluster.PodRef{Workload: "ns/head", PodSet: "main", Index: 0}
+		return &Placement{Workload: "ns/head"}, peAssume(ov, ref, peGPUReq(8), "n00") == nil
+	}
+	got, _ = PlanReservation(ov, onlyN00, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow, Previous: fresh.Reservation})
+	if !got.KeptPrevious || !got.Reservation.Start.Equal(peNow.Add(10*time.Minute)) {
+		t.Errorf("valid earlier previous not kept: %+v", got)
+	}
+}
+
+func TestReservationSetAllows(t *testing.T) {
+	start := peNow.Add(time.Hour)
+	reservedPod := cluster.BoundPod{Ref: cluster.PodRef{Workload: "ns/big", PodSet: "main"}, Node: "n00",
+		Devices: peWhole(0, 1, 2, 3)}
+	reservedMIG := cluster.BoundPod{Ref: cluster.PodRef{Workload: "ns/big", PodSet: "mig"}, Node: "n01",
+		Devices: peMIG(3, "3g.40gb", 0)}
+	set := ReservationSet{{Workload: "ns/big", Start: start, Pods: []cluster.BoundPod{reservedPod, reservedMIG}}}
+	podWith := func(node string, a devices.Assignment) []cluster.BoundPod {
+		return []cluster.BoundPod{{Ref: cluster.PodRef{Workload: "ns/small", PodSet: "main"}, Node: node, Devices: a}}
+	}
+	pod := func(node string, gpus ...int) []cluster.BoundPod { return podWith(node, peWhole(gpus...)) }
+	cases := []struct {
+		name     string
+		workload api.WorkloadID
+		pods     []cluster.BoundPod
+		end      time.Time
+		// want: allowed, and a substring of the reason when refused.
+		want       bool
+		wantReason string
+	}{
+		{"ends before the reservation starts", "ns/small", pod("n00", 0), start.Add(-time.Minute), true, ""},
+		{"ends exactly at the start", "ns/small", pod("n00", 0), start, true, ""},
+		{"ends after, on a reserved GPU", "ns/small", pod("n00", 2), start.Add(time.Minute), false, "GPU-2 on node n00, reserved for ns/big"},
+		{"no runtime bound, on a reserved GPU", "ns/small", pod("n00", 3), time.Time{}, false, "no runtime bound"},
+		{"no runtime bound, on a GPU the reservation does not need", "ns/small", pod("n00", 5), time.Time{}, true, ""},
+		{"another node", "ns/small", pod("n02", 0), time.Time{}, true, ""},
+		{"another slice of a reserved MIG GPU", "ns/small", podWith("n01", peMIG(3, "1g.10gb", 6)), time.Time{}, false, "GPU-3 on node n01"},
+		{"a MIG slice of another GPU", "ns/small", podWith("n01", peMIG(4, "1g.10gb", 6)), time.Time{}, true, ""},
+		{"the reserved workload itself", "ns/big", pod("n00", 0), time.Time{}, true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, why := set.Allows(tc.workload, tc.pods, tc.end)
+			if ok != tc.want || !strings.Contains(why, tc.wantReason) {
+				t.Fatalf("Allows = %v %q, want %v with %q", ok, why, tc.want, tc.wantReason)
+			}
+		})
+	}
+}
+
+// peWhole is whole GPUs by index (device IDs "GPU-<i>").
+func peWhole(gpus ...int) devices.Assignment {
+	var out devices.Assignment
+	for _, g := range gpus {
+		out.Devices = append(out.Devices, devices.Device{GPU: g, Kind: devices.WholeGPU, Milli: 1000})
+	}
+	return out
+}
+
+// peMIG is one MIG instance of profile at start on GPU g.
+func peMIG(g int, profile string, start int) devices.Assignment {
+	return devices.Assignment{Devices: []devices.Device{{GPU: g, Kind: devices.MIGDevice, Instance: devices.Instance{Profile: profile, Start: start}}}}
+}
+
+// Property: the ETA is exact. At the reservation's start (every bounded workload ending
+// by then freed) the gang fits; just before it (only those ending strictly earlier
+// freed) it does not; with no ETA, freeing every bounded workload does not help; and
+// the overlay is never changed.
+func TestPlanReservationProperties(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		nodes := rapid.IntRange(1, 4).Draw(rt, "nodes")
+		used := make([]int, nodes)
+		var gangs []peGang
+		for g := 0; g < rapid.IntRange(0, 10).Draw(rt, "gangs"); g++ {
+			per := rapid.IntRange(1, 4).Draw(rt, "per")
+			n := rapid.IntRange(0, nodes-1).Draw(rt, "node")
+			if used[n]+per > 8 {
+				continue
+			}
+			used[n] += per
+			r := MakeRunning(fmt.Sprintf("ns/g%d", g))
+			if end := rapid.IntRange(-1, 6).Draw(rt, "end"); end >= 0 {
+				r.Ends(peNow.Add(time.Duration(end) * 10 * time.Minute))
+			}
+			gangs = append(gangs, peGang{run: r.Obj(), perPod: per, nodes: []string{fmt.Sprintf("n%02d", n)}})
+		}
+		snap, running := peBind(t, peNodes(t, nodes, 8), gangs)
+		ov := snap.Overlay()
+		fit := peFirstFit("ns/head", rapid.IntRange(1, 3).Draw(rt, "pods"), rapid.IntRange(1, 8).Draw(rt, "per"))
+		res, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if len(ov.Changes()) != 0 {
+			rt.Fatalf("overlay changed")
+		}
+		fitsFreeing := func(keep func(end time.Time) bool) bool {
+			defer ov.Undo(0)
+			for _, r := range running {
+				if r.ExpectedEnd.IsZero() || !keep(r.ExpectedEnd) {
+					continue
+				}
+				for _, p := range r.Pods {
+					if err := ov.Forget(p); err != nil {
+						rt.Fatal(err)
+					}
+				}
+			}
+			_, ok := fit(ov)
+			return ok
+		}
+		_, now := fit(ov)
+		ov.Undo(0)
+		switch res.Outcome {
+		case ReserveFitsNow:
+			if !now {
+				rt.Fatalf("FitsNow but it does not fit")
+			}
+		case Reserved:
+			start := res.Reservation.Start
+			if now || !fitsFreeing(func(e time.Time) bool { return !e.After(start) }) {
+				rt.Fatalf("reserved at %s but the gang does not fit then (or fits now)", start)
+			}
+			if start.After(peNow) && fitsFreeing(func(e time.Time) bool { return e.Before(start) }) {
+				rt.Fatalf("ETA %s is not the earliest", start)
+			}
+			if len(res.Reservation.Pods) == 0 {
+				rt.Fatalf("reservation without pods")
+			}
+		case ReserveNoETA:
+			if fitsFreeing(func(time.Time) bool { return true }) {
+				rt.Fatalf("no ETA, yet freeing every bounded workload fits")
+			}
+		}
+	})
+}
+
+func TestPlanReservationBadInput(t *testing.T) {
+	snap, running := peBind(t, peNodes(t, 1, 8), []peGang{{run: MakeRunning("ns/a").Obj(), perPod: 8, nodes: []string{"n00"}}})
+	cases := []struct {
+		name string
+		ov   *cluster.Overlay
+		fit  GangFit
+		run  []Running
+		// want: a substring of the error.
+		want string
+	}{
+		{"nil overlay", nil, peFirstFit("ns/h", 1, 8), running, "overlay and fit must not be nil"},
+		{"nil fit", snap.Overlay(), nil, running, "overlay and fit must not be nil"},
+		{"duplicate running", snap.Overlay(), peFirstFit("ns/h", 1, 8), append(running, running[0]), "ns/a: id: listed twice"},
+		{"negative min runtime", snap.Overlay(), peFirstFit("ns/h", 1, 8), []Running{MakeRunning("ns/x").MinRuntime(-time.Second).Obj()}, "ns/x: minRuntime"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := PlanReservation(tc.ov, tc.fit, ReservationRequest{Workload: "ns/h", Running: tc.run, Now: peNow})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "ns/h") {
+				t.Fatalf("error = %v, want it to name ns/h and say %q", err, tc.want)
+			}
+		})
+	}
+}

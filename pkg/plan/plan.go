@@ -1,0 +1,136 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Layer names the part of Gantry that holds or decided about a workload.
+type Layer string
+
+const (
+	LayerAdmission Layer = "admission" // quota, cohort, flavors, queue policy
+	LayerPlacement Layer = "placement" // nodes, gangs, topology, devices
+	LayerCluster   Layer = "cluster"   // node failure, spot interruption, drain
+)
+
+// Plan is what one scheduling cycle decided. It is a value: building it changes nothing;
+// a Committer applies it.
+type Plan struct {
+	Cycle        int64
+	At           time.Time
+	Admissions   []Admission
+	Bindings     []Binding
+	Notices      []Notice
+	Evictions    []Eviction
+	Reservations []Reservation
+	Rejections   []Rejection
+}
+
+// PodSetAssignment is the flavor chosen for each resource of one pod set.
+type PodSetAssignment struct {
+	Name    string
+	Count   int32
+	Flavors map[resources.Name]string
+	// Usage is what the pod set charges to quota (per pod requests × Count).
+	Usage resources.Vector
+}
+
+// Admission reserves quota in a ClusterQueue for a workload. A plan only contains an
+// admission together with the bindings of the whole gang: admission is final only when
+// placement succeeded.
+type Admission struct {
+	Workload     api.WorkloadID
+	ClusterQueue string
+	PodSets      []PodSetAssignment
+	// Borrowing is true when the admission uses quota lent by the cohort.
+	Borrowing bool
+	// Quota is admission's assignment behind PodSets, used by in-process committers
+	// (admission.Quota.Admit re-checks it against current usage).
+	Quota admission.Assignment `json:"-"`
+}
+
+// Usage sums the usage of all pod sets.
+func (a Admission) Usage() resources.Vector {
+	u := resources.Vector{}
+	for _, ps := range a.PodSets {
+		u.AddInPlace(ps.Usage)
+	}
+	return u
+}
+
+// Binding puts one pod on a node with exact devices.
+type Binding struct {
+	Workload api.WorkloadID
+	PodSet   string
+	Index    int    // pod index within the pod set
+	Pod      string // "<workload name>-<pod set>-<index>"
+	Node     string
+	// Devices are stable device IDs ("GPU-0", "GPU-3/mig-1g.10gb@4", "GPU-2/replica-1").
+	Devices []string
+	// Requests are the pod's requests (non-GPU resources are charged to the node).
+	Requests resources.Vector
+	// Assignment is the device layer's value behind Devices, used by in-process committers.
+	Assignment devices.Assignment `json:"-"`
+}
+
+// Notice starts a graceful preemption: the workload is told to checkpoint and is evicted
+// when Grace has passed (the same path a spot interruption takes).
+type Notice struct {
+	Workload api.WorkloadID
+	// By is the workload the victim makes room for (empty for cluster causes).
+	By     api.WorkloadID
+	Layer  Layer
+	Reason string
+	Grace  time.Duration
+}
+
+// Eviction removes a workload's pods now; it is requeued with its saved progress.
+type Eviction struct {
+	Workload api.WorkloadID
+	Layer    Layer
+	Reason   string
+}
+
+// Reservation holds capacity for a workload that cannot start now (backfill): the nodes
+// it will use and when they are expected to be free.
+type Reservation struct {
+	Workload api.WorkloadID
+	Nodes    []string
+	ETA      time.Time
+	Reason   string
+}
+
+// Rejection says why a workload was not admitted this cycle. Reason is a stable code
+// (e.g. "QuotaExceeded", "NoNodeFits"); Details are the human readable facts behind it
+// (per flavor and resource for quota, per dimension counts for placement).
+type Rejection struct {
+	Workload     api.WorkloadID
+	ClusterQueue string
+	Layer        Layer
+	Reason       string
+	Details      []string
+	// Position is the workload's 1-based place in its ClusterQueue's order this cycle.
+	Position int
+}
+
+// IsEmpty reports whether the plan decides nothing.
+func (p *Plan) IsEmpty() bool {
+	return len(p.Admissions) == 0 && len(p.Bindings) == 0 && len(p.Notices) == 0 &&
+		len(p.Evictions) == 0 && len(p.Reservations) == 0 && len(p.Rejections) == 0
+}
+
+// BindingsOf returns the bindings of one workload, in plan order.
+func (p *Plan) BindingsOf(id api.WorkloadID) []Binding {
+	var out []Binding
+	for _, b := range p.Bindings {
+		if b.Workload == id {
+			out = append(out, b)
+		}
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// modelCommitter applies plans to the simulator's model. It re-checks every admission
+// against the current quota (Quota.Admit re-checks the fit) and every binding against
+// the current snapshot (Snapshot.Apply refuses a device already in use), workload by
+// workload: all of a workload's pods or none.
+type modelCommitter struct{ s *Simulator }
+
+var _ plan.Committer = modelCommitter{}
+
+func (s *Simulator) committer() plan.Committer { return modelCommitter{s: s} }
+
+// Apply commits p; the error is only for a plan that fails validation.
+func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
+	if err := p.Validate(); err != nil {
+		return plan.Result{}, err
+	}
+	s := c.s
+	var res plan.Result
+	for _, a := range p.Admissions {
+		if err := c.admit(a, p.BindingsOf(a.Workload)); err != nil {
+			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: err.Error()})
+			r := s.record(s.wls[a.Workload], EvRejected)
+			r.Reason, r.Layer = "CommitConflict: "+err.Error(), string(plan.LayerPlacement)
+			s.emit(r)
+			s.dirty = true // state moved under the plan: try again
+			continue
+		}
+		res.Applied = append(res.Applied, a.Workload)
+	}
+	for _, n := range p.Notices {
+		c.notice(n)
+	}
+	for _, e := range p.Evictions {
+		if st := s.wls[e.Workload]; st != nil {
+			if err := s.evict(st, e.Layer, e.Reason); err != nil {
+				return res, err
+			}
+		}
+	}
+	for _, r := range p.Reservations {
+		c.reserve(r)
+	}
+	for _, r := range p.Rejections {
+		c.reject(r)
+	}
+	return res, nil
+}
+
+// admit binds a workload's pods and reserves its quota, or refuses both.
+func (c modelCommitter) admit(a plan.Admission, bs []plan.Binding) error {
+	s := c.s
+	st := s.wls[a.Workload]
+	if st == nil || st.phase != plan.Pending {
+		return fmt.Errorf("workload %s is not pending", a.Workload)
+	}
+	// Quota.Admit re-checks the planned assignment against the authoritative usage.
+	asg := a.Quota
+	changes := make([]cluster.Change, 0, len(bs))
+	for _, b := range bs {
+		changes = append(changes, cluster.Change{Op: cluster.OpBind, Pod: cluster.BoundPod{
+			Ref: podRef(b), Node: b.Node, Requests: b.Requests, Devices: b.Assignment,
+		}})
+	}
+	next, err := s.snap.Apply(changes)
+	if err != nil {
+		return err
+	}
+	if err := s.quota.Admit(st.w, asg); err != nil {
+		return err
+	}
+	s.snap = next
+	st.assignment = asg
+	var milli resources.MilliGPU
+	for _, b := range bs {
+		milli += b.Assignment.MilliGPU()
+	}
+	if milli > 0 {
+		st.gpuMilli = milli // exact, from the devices actually bound
+	}
+	return c.started(st, a, bs)
+}
+
+// started moves a committed workload to Running and logs it.
+func (c modelCommitter) started(st *wlState, a plan.Admission, bs []plan.Binding) error {
+	s := c.s
+	if err := s.setPhase(st, plan.Admitted); err != nil {
+		return err
+	}
+	c.logAdmitted(st, a, bs)
+	return s.start(st, bs)
+}
+
+// logAdmitted writes the admitted and placed records of a committed workload.
+func (c modelCommitter) logAdmitted(st *wlState, a plan.Admission, bs []plan.Binding) {
+	s := c.s
+	r := s.record(st, EvAdmitted)
+	r.Flavor, r.Borrowing = flavorText(a), st.assignment.Borrows()
+	s.emit(r)
+	placed := s.record(st, EvPlaced)
+	placed.Flavor = r.Flavor
+	for _, b := range bs {
+		placed.Pods = append(placed.Pods, PodRecord{Name: b.Pod, Node: b.Node, Devices: b.Devices})
+	}
+	s.emit(placed)
+}
+
+func (c modelCommitter) notice(n plan.Notice) {
+	s := c.s
+	st := s.wls[n.Workload]
+	if st == nil || st.phase != plan.Running {
+		return
+	}
+	s.notice(st, n.Grace, n.Layer)
+	st.preemptedBy = n.By
+	st.preemptions++
+	if by := s.wls[n.By]; by != nil {
+		by.nominated = append(by.nominated, n.Workload)
+	}
+	s.history = append(s.history, preemption{victim: n.Workload, queue: st.clusterQueue, at: s.now, milli: st.gpuMilli})
+	r := s.record(st, EvPreempted)
+	r.Reason, r.Layer, r.By = n.Reason, string(n.Layer), string(n.By)
+	s.emit(r)
+}
+
+func (c modelCommitter) reserve(r plan.Reservation) {
+	s := c.s
+	st := s.wls[r.Workload]
+	if st == nil {
+		return
+	}
+	if prev := st.reservation; prev != nil && prev.ETA.Equal(r.ETA) && equalStrings(prev.Nodes, r.Nodes) {
+		return // unchanged: log reservations only when they change
+	}
+	rr := r
+	st.reservation, st.lastRejection = &rr, nil
+	rec := s.record(st, EvReserved)
+	rec.Reason, rec.ETA, rec.Layer = r.Reason, etaSeconds(r.ETA), string(plan.LayerPlacement)
+	for _, n := range r.Nodes {
+		rec.Pods = append(rec.Pods, PodRecord{Name: "", Node: n})
+	}
+	s.emit(rec)
+}
+
+func (c modelCommitter) reject(r plan.Rejection) {
+	s := c.s
+	st := s.wls[r.Workload]
+	if st == nil {
+		return
+	}
+	prev := st.lastRejection
+	rr := r
+	st.lastRejection, st.reservation = &rr, nil
+	if prev != nil && prev.Reason == r.Reason && prev.Layer == r.Layer {
+		return // log a rejection only when its reason changes
+	}
+	rec := s.record(st, EvRejected)
+	rec.Reason, rec.Layer = r.Reason, string(r.Layer)
+	if len(r.Details) > 0 {
+		rec.Reason += ": " + r.Details[0]
+	}
+	if r.Reason == "WaitingForPreemption" {
+		for _, v := range st.nominated {
+			rec.Victims = append(rec.Victims, string(v))
+		}
+	}
+	s.emit(rec)
+}
+
+func podRef(b plan.Binding) cluster.PodRef {
+	return cluster.PodRef{Workload: b.Workload, PodSet: b.PodSet, Index: b.Index}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

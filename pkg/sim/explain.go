@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// Explanation is the state of one workload at a time: which layer holds it and why, its
+// queue position and ETA, or where it runs.
+type Explanation struct {
+	Workload     string
+	T            Seconds
+	Phase        plan.Phase
+	Submitted    bool
+	ClusterQueue string
+	Layer        string   // layer holding a pending workload
+	Reason       string   // stable code
+	Details      []string // quota per flavor/resource, placement counts per dimension
+	Position     int      // 1-based position in its ClusterQueue (pending only)
+	ETA          *Seconds // from the reservation, when one is held
+	Pods         []PodRecord
+	Progress     Seconds // work done so far (saved progress while pending)
+	Preemptions  int
+}
+
+// Explain describes a workload at the current simulated time.
+func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
+	st, ok := s.wls[id]
+	if !ok {
+		return Explanation{}, fmt.Errorf("workload %s: not found in the manifests", id)
+	}
+	e := Explanation{Workload: string(id), T: Seconds(s.now), Phase: st.phase, Submitted: st.submitted,
+		ClusterQueue: st.clusterQueue, Progress: Seconds(st.progressAt(s.now)), Preemptions: st.preemptions}
+	for _, b := range st.bindings {
+		e.Pods = append(e.Pods, PodRecord{Name: b.Pod, Node: b.Node, Devices: b.Devices})
+	}
+	switch {
+	case !st.submitted:
+		e.Reason = fmt.Sprintf("NotSubmitted: submitted at %s", FormatDuration(Seconds(st.w.Timing.SubmitAt)))
+	case st.reservation != nil:
+		e.Layer, e.Reason = string(plan.LayerPlacement), "Reserved"
+		e.Details = append([]string{st.reservation.Reason}, "reserved nodes: "+strings.Join(st.reservation.Nodes, ","))
+		e.ETA = etaSeconds(st.reservation.ETA)
+	case st.lastRejection != nil && st.phase == plan.Pending:
+		r := st.lastRejection
+		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), r.Reason, r.Details, r.Position
+	}
+	return e, nil
+}
+
+// WriteText prints the explanation for humans.
+func (e Explanation) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workload:      %s\n", e.Workload)
+	fmt.Fprintf(&b, "at:            %s\n", FormatDuration(e.T))
+	fmt.Fprintf(&b, "phase:         %s\n", e.Phase)
+	fmt.Fprintf(&b, "clusterQueue:  %s\n", orDash(e.ClusterQueue))
+	if e.Layer != "" {
+		fmt.Fprintf(&b, "held by:       %s layer\n", e.Layer)
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, "reason:        %s\n", e.Reason)
+	}
+	for _, d := range e.Details {
+		fmt.Fprintf(&b, "  - %s\n", d)
+	}
+	if e.Position > 0 {
+		fmt.Fprintf(&b, "queue position: %d\n", e.Position)
+	}
+	if e.ETA != nil {
+		fmt.Fprintf(&b, "ETA:           %s\n", FormatDuration(*e.ETA))
+	}
+	fmt.Fprintf(&b, "progress:      %s (preempted %d times)\n", FormatDuration(e.Progress), e.Preemptions)
+	for _, p := range e.Pods {
+		fmt.Fprintf(&b, "pod %s on %s devices %s\n", p.Name, p.Node, strings.Join(p.Devices, ","))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,203 @@
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Report is the KPI summary of one simulation run (`gantry simulate --output json`, the
+// text table and the HTML report). Every quantity is an integer: times in Seconds, GPU
+// amounts in milli-GPU, ratios in permille (thousandths). docs/simulator-kpis.md defines
+// each field.
+type Report struct {
+	Start Seconds `json:"start"`
+	End   Seconds `json:"end"`
+	// Overall aggregates every workload; Queues has one entry per ClusterQueue, by name.
+	Overall QueueKPIs   `json:"overall"`
+	Queues  []QueueKPIs `json:"queues"`
+	// Allocation has one series for the whole cluster ("all") and one per GPU model and
+	// sharing mode ("<model>/<mode>"), by key.
+	Allocation []AllocationSeries `json:"allocation"`
+	// Capacity is sampled with stranded capacity and fragmentation.
+	Capacity []CapacityPoint `json:"capacity"`
+	// MeanStrandedMilli and MeanFragMilli are time-weighted means of the Capacity series.
+	MeanStrandedMilli resources.MilliGPU `json:"meanStrandedMilli"`
+	MeanFragMilli     resources.MilliGPU `json:"meanFragMilli"`
+	// Preemptions lists every preemption, interruption and eviction in time order.
+	Preemptions         []PreemptionPoint `json:"preemptions"`
+	LostGPUMilliSeconds int64             `json:"lostGpuMilliSeconds"`
+	// QuotaUse has one entry per ClusterQueue, by name.
+	QuotaUse []QuotaUse `json:"quotaUse"`
+	// Heatmaps are node × GPU allocation pictures at chosen times.
+	Heatmaps []Heatmap `json:"heatmaps,omitempty"`
+}
+
+// QueueKPIs are the per-queue (or overall) workload statistics.
+type QueueKPIs struct {
+	Name      string `json:"name"`
+	Submitted int    `json:"submitted"`
+	Placed    int    `json:"placed"` // workloads placed at least once
+	Finished  int    `json:"finished"`
+	// StillPending counts workloads never placed by the end (left out of Wait).
+	StillPending int `json:"stillPending"`
+	Preempted    int `json:"preempted"`
+	Interrupted  int `json:"interrupted"`
+	Evicted      int `json:"evicted"`
+	// Wait is each placed workload's total time waiting in its queue (submission to first
+	// placement plus every requeue to the next placement).
+	Wait Distribution `json:"wait"`
+	// JCT is finish − submit of finished workloads.
+	JCT                 Distribution `json:"jct"`
+	LostGPUMilliSeconds int64        `json:"lostGpuMilliSeconds"`
+}
+
+// Distribution summarises integer durations with exact nearest-rank percentiles.
+type Distribution struct {
+	Count int     `json:"count"`
+	Mean  Seconds `json:"mean"` // integer mean (truncated to the nanosecond)
+	P50   Seconds `json:"p50"`
+	P95   Seconds `json:"p95"`
+	P99   Seconds `json:"p99"`
+	Max   Seconds `json:"max"`
+	// Values are the sorted samples, kept for CDF charts; not written to JSON.
+	Values []time.Duration `json:"-"`
+}
+
+// AllocationSeries is allocated / capacity GPU milli over time for one key.
+type AllocationSeries struct {
+	Key string `json:"key"`
+	// MeanPermille is the time-weighted mean of allocated / capacity.
+	MeanPermille int64             `json:"meanPermille"`
+	Points       []AllocationPoint `json:"points"`
+}
+
+// AllocationPoint is one sample of an allocation series (the value holds until the next).
+type AllocationPoint struct {
+	T         Seconds            `json:"t"`
+	Allocated resources.MilliGPU `json:"allocated"`
+	Capacity  resources.MilliGPU `json:"capacity"`
+}
+
+// CapacityPoint is the free GPU capacity at one sample and how usable it is.
+type CapacityPoint struct {
+	T    Seconds            `json:"t"`
+	Free resources.MilliGPU `json:"free"`
+	// FreeWhole is free capacity on GPUs nothing uses (whole GPUs); FreePieces is the rest
+	// (shares of partly used GPUs, free MIG instances, free replicas).
+	FreeWhole  resources.MilliGPU `json:"freeWhole"`
+	FreePieces resources.MilliGPU `json:"freePieces"`
+	// Stranded is free capacity that no pending shape can use (0 when nothing is pending).
+	Stranded resources.MilliGPU `json:"stranded"`
+	// Frag is FGD's expected fragmentation of the free capacity against the workload's
+	// shape distribution.
+	Frag resources.MilliGPU `json:"frag"`
+}
+
+// PreemptionPoint is one preemption, interruption or eviction.
+type PreemptionPoint struct {
+	T                   Seconds   `json:"t"`
+	Event               EventKind `json:"event"`
+	Workload            string    `json:"workload"`
+	ClusterQueue        string    `json:"clusterQueue,omitempty"`
+	LostGPUMilliSeconds int64     `json:"lostGpuMilliSeconds,omitempty"`
+}
+
+// QuotaUse is one ClusterQueue's GPU usage against its nominal quota over the run.
+type QuotaUse struct {
+	ClusterQueue string             `json:"clusterQueue"`
+	Nominal      resources.MilliGPU `json:"nominal"` // at the last sample
+	MeanUsed     resources.MilliGPU `json:"meanUsed"`
+	PeakUsed     resources.MilliGPU `json:"peakUsed"`
+	// UtilisationPermille is MeanUsed / Nominal (0 without nominal quota).
+	UtilisationPermille int64              `json:"utilisationPermille"`
+	MeanBorrowed        resources.MilliGPU `json:"meanBorrowed"`
+	PeakBorrowed        resources.MilliGPU `json:"peakBorrowed"`
+	// Points is used and borrowed GPU milli over time (only where they change).
+	Points []QuotaPoint `json:"points"`
+}
+
+// QuotaPoint is one sample of a ClusterQueue's GPU usage.
+type QuotaPoint struct {
+	T        Seconds            `json:"t"`
+	Used     resources.MilliGPU `json:"used"`
+	Borrowed resources.MilliGPU `json:"borrowed"`
+	Nominal  resources.MilliGPU `json:"nominal"`
+}
+
+// Heatmap is every GPU's allocation at one time: Rows are nodes by name, each with its
+// GPUs' allocated milli by index.
+type Heatmap struct {
+	T    Seconds      `json:"t"`
+	Rows []HeatmapRow `json:"rows"`
+}
+
+// HeatmapRow is one node of a heat map.
+type HeatmapRow struct {
+	Node string               `json:"node"`
+	GPUs []resources.MilliGPU `json:"gpus"`
+	// Down marks a node that was not ready (failed, draining, interrupted).
+	Down bool `json:"down,omitempty"`
+}
+
+// NearestRank returns the p-th percentile (0 < p <= 100) of sorted values by the
+// nearest-rank method: the smallest value with at least p% of the values at or below it.
+// It returns 0 for no values.
+func NearestRank(sorted []time.Duration, p int) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := (p*n + 99) / 100 // ceil(p/100 × n) in integers
+	if rank < 1 {
+		rank = 1
+	}
+	if rank > n {
+		rank = n
+	}
+	return sorted[rank-1]
+}
+
+// Summarise sorts a copy of values and computes its Distribution.
+func Summarise(values []time.Duration) Distribution {
+	v := slices.Clone(values)
+	slices.Sort(v)
+	d := Distribution{Count: len(v), Values: v}
+	if len(v) == 0 {
+		return d
+	}
+	var sum time.Duration
+	for _, x := range v {
+		sum += x
+	}
+	d.Mean = Seconds(sum / time.Duration(len(v)))
+	d.P50 = Seconds(NearestRank(v, 50))
+	d.P95 = Seconds(NearestRank(v, 95))
+	d.P99 = Seconds(NearestRank(v, 99))
+	d.Max = Seconds(v[len(v)-1])
+	return d
+}
+
+// gpuMilliOf converts the GPU part of a usage vector into the common unit: whole GPUs
+// count 1000 each, gantry.dev/gpu-milli as it is. MIG and shared-replica resources need
+// the GPU model to convert and are left out.
+func gpuMilliOf(v resources.Vector) resources.MilliGPU {
+	return resources.MilliGPU(resources.SatAdd(resources.SatMul(v[resources.NvidiaGPU], int64(resources.MilliPerGPU)), v[resources.GPUMilli]))
+}
+
+// gpuQuotaMilliOf converts nominal quota: the larger of whole GPUs × 1000 and
+// gantry.dev/gpu-milli, because a queue that quotas both names (whole-GPU pods and
+// fractional pods) covers the same GPUs twice; summing would double its nominal.
+func gpuQuotaMilliOf(v resources.Vector) resources.MilliGPU {
+	whole := resources.MilliGPU(resources.SatMul(v[resources.NvidiaGPU], int64(resources.MilliPerGPU)))
+	return max(whole, resources.MilliGPU(v[resources.GPUMilli]))
+}
+
+// permille is a*1000/b in integers, 0 when b is 0.
+func permille(a, b int64) int64 {
+	if b == 0 {
+		return 0
+	}
+	return a * 1000 / b
+}

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// WriteText renders the report as plain-text tables: one row per queue and the overall
+// row, then the cluster-level KPIs.
+func (r Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "QUEUE\tSUBMITTED\tPLACED\tFINISHED\tPENDING\tWAIT P50\tWAIT P95\tWAIT P99\tJCT MEAN\tJCT P95\tPREEMPTED\tEVICTED\tLOST GPU-H\t")
+	rows := append(append([]QueueKPIs{}, r.Queues...), r.Overall)
+	for _, q := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n",
+			q.Name, q.Submitted, q.Placed, q.Finished, q.StillPending,
+			FormatDuration(q.Wait.P50), FormatDuration(q.Wait.P95), FormatDuration(q.Wait.P99),
+			FormatDuration(q.JCT.Mean), FormatDuration(q.JCT.P95),
+			q.Preempted+q.Interrupted, q.Evicted, FormatGPUHours(q.LostGPUMilliSeconds))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nsimulated %s .. %s\n", FormatDuration(r.Start), FormatDuration(r.End))
+	for _, a := range r.Allocation {
+		fmt.Fprintf(w, "GPU allocation %-28s mean %s\n", a.Key, FormatPermille(a.MeanPermille))
+	}
+	fmt.Fprintf(w, "stranded GPU capacity (mean)   %s GPUs\n", FormatMilli(r.MeanStrandedMilli))
+	fmt.Fprintf(w, "FGD fragmentation (mean)       %s GPUs\n", FormatMilli(r.MeanFragMilli))
+	fmt.Fprintf(w, "preemptions/evictions          %d (lost %s GPU-hours)\n", len(r.Preemptions), FormatGPUHours(r.LostGPUMilliSeconds))
+	if len(r.QuotaUse) > 0 {
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\nCLUSTERQUEUE\tNOMINAL GPUS\tMEAN USED\tPEAK USED\tUTILISATION\tMEAN BORROWED\tPEAK BORROWED\t")
+		for _, q := range r.QuotaUse {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.ClusterQueue, FormatMilli(q.Nominal), FormatMilli(q.MeanUsed),
+				FormatMilli(q.PeakUsed), FormatPermille(q.UtilisationPermille), FormatMilli(q.MeanBorrowed), FormatMilli(q.PeakBorrowed))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+// FormatDuration renders seconds compactly ("45s", "12m30s", "3h05m", "2d04h").
+func FormatDuration(s Seconds) string {
+	d := s.Duration().Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
+	default:
+		return fmt.Sprintf("%dd%02dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+	}
+}
+
+// FormatPermille renders thousandths as a percentage with one decimal ("73.4%").
+func FormatPermille(p int64) string {
+	sign := ""
+	if p < 0 {
+		sign, p = "-", -p
+	}
+	return fmt.Sprintf("%s%d.%d%%", sign, p/10, p%10)
+}
+
+// FormatMilli renders milli-GPU as GPUs with three decimals ("12.345").
+func FormatMilli(m resources.MilliGPU) string {
+	sign := ""
+	if m < 0 {
+		sign, m = "-", -m
+	}
+	return fmt.Sprintf("%s%d.%03d", sign, m/1000, m%1000)
+}
+
+// FormatGPUHours renders milli-GPU-seconds as GPU-hours with two decimals, rounded down.
+func FormatGPUHours(milliSeconds int64) string {
+	centi := milliSeconds / 36_000 // 1 GPU-hour = 3.6e6 milli-GPU-seconds; ×100 for two decimals
+	return fmt.Sprintf("%d.%02d", centi/100, centi%100)
+}

@@ -1,0 +1,224 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// Epoch is the wall-clock time the simulation's t=0 maps to on the engine's clock. It is
+// fixed so runs are reproducible.
+func Epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// Options configure a simulation.
+type Options struct {
+	Seed int64
+	// Until stops the simulation at this time; 0 runs until no event is left.
+	Until time.Duration
+	// Engine is the scheduling policy; Placer the placement layer (engine.NewPlacer).
+	Engine engine.Config
+	Placer engine.Placer
+	// Observers see every event record and state sample (KPIs, report, progress).
+	Observers []Observer
+	// MaxCyclesPerInstant guards against a cycle storm at one instant (0 = 64).
+	MaxCyclesPerInstant int
+}
+
+// Simulator runs the engine over a modelled cluster. Not safe for concurrent use.
+type Simulator struct {
+	objs    *api.Objects
+	opts    Options
+	eng     *engine.Engine
+	rng     *rand.Rand
+	now     time.Duration
+	cycle   int64
+	queue   eventQueue
+	snap    *cluster.Snapshot
+	specs   map[string]cluster.Node // every node ever known, by name (for recover/return)
+	offline map[string]string       // node -> why it is out of the snapshot
+	cordon  map[string]bool         // nodes under spot notice: no new pods
+	quota   *admission.Quota
+	wls     map[api.WorkloadID]*wlState
+	order   []api.WorkloadID // workload IDs sorted, for deterministic iteration
+	lqToCQ  map[string]string
+	cqs     map[string]*api.ClusterQueue
+	flavors map[string]api.ResourceFlavor
+	log     []EventRecord
+	dirty   bool
+	history []preemption
+}
+
+// preemption is one past preemption (for disruption budgets).
+type preemption struct {
+	victim api.WorkloadID
+	queue  string
+	at     time.Duration
+	milli  resources.MilliGPU
+}
+
+// New validates the objects and builds the initial cluster, quota and event queue.
+func New(objs *api.Objects, opts Options) (*Simulator, error) {
+	if objs == nil {
+		return nil, fmt.Errorf("simulate: no objects")
+	}
+	if opts.Placer == nil {
+		return nil, fmt.Errorf("simulate: options.Placer must be set (engine.NewPlacer)")
+	}
+	if opts.Until < 0 {
+		return nil, fmt.Errorf("simulate: until %s: must not be negative", opts.Until)
+	}
+	// Quota changes rewrite ClusterQueues: work on a copy so the caller's objects stay as given.
+	own := *objs
+	own.ClusterQueues = append([]api.ClusterQueue(nil), objs.ClusterQueues...)
+	objs = &own
+	eng, err := engine.New(opts.Engine, opts.Placer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Simulator{
+		objs: objs, opts: opts, eng: eng, rng: rand.New(rand.NewSource(opts.Seed)),
+		specs: map[string]cluster.Node{}, offline: map[string]string{}, cordon: map[string]bool{},
+		wls: map[api.WorkloadID]*wlState{}, lqToCQ: map[string]string{}, cqs: map[string]*api.ClusterQueue{},
+	}
+	if s.opts.MaxCyclesPerInstant <= 0 {
+		s.opts.MaxCyclesPerInstant = 64
+	}
+	if err := s.buildCluster(); err != nil {
+		return nil, err
+	}
+	if s.quota, err = admission.NewQuota(objs, admission.Options{}); err != nil {
+		return nil, fmt.Errorf("simulate: quota: %w", err)
+	}
+	if err := s.buildWorkloads(); err != nil {
+		return nil, err
+	}
+	s.scheduleClusterEvents()
+	return s, nil
+}
+
+// buildCluster expands node pools and reads v1 Nodes into the first snapshot.
+func (s *Simulator) buildCluster() error {
+	var nodes []cluster.Node
+	for _, p := range s.objs.NodePools {
+		ns, err := cluster.ExpandPool(p)
+		if err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		nodes = append(nodes, ns...)
+	}
+	for _, kn := range s.objs.Nodes {
+		n, err := cluster.NodeFromKube(kn)
+		if err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		nodes = append(nodes, n)
+	}
+	for _, n := range nodes {
+		s.specs[n.Name] = n
+	}
+	snap, err := cluster.NewSnapshot(nodes, s.objs.Topologies)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	s.snap = snap
+	return nil
+}
+
+// buildWorkloads resolves queues and schedules every arrival.
+func (s *Simulator) buildWorkloads() error {
+	for i := range s.objs.ClusterQueues {
+		cq := &s.objs.ClusterQueues[i]
+		s.cqs[cq.Name] = cq
+	}
+	s.flavors = map[string]api.ResourceFlavor{}
+	for _, f := range s.objs.Flavors {
+		s.flavors[f.Name] = f
+	}
+	for _, lq := range s.objs.LocalQueues {
+		s.lqToCQ[lq.Namespace+"/"+lq.Name] = lq.ClusterQueue
+	}
+	for i := range s.objs.Workloads {
+		w := &s.objs.Workloads[i]
+		id := w.ID()
+		if _, dup := s.wls[id]; dup {
+			return fmt.Errorf("simulate: workload %s (%s): defined twice", id, w.Source)
+		}
+		st := &wlState{w: w, phase: plan.Pending, clusterQueue: s.lqToCQ[w.Namespace+"/"+w.Queue], gpuMilli: workloadMilli(w)}
+		if cq := s.cqs[st.clusterQueue]; cq != nil {
+			st.strategy = cq.QueueingStrategy
+		}
+		s.wls[id] = st
+		s.order = append(s.order, id)
+		s.queue.schedule(simEvent{at: w.Timing.SubmitAt, kind: kArrival, wl: id})
+	}
+	sort.Slice(s.order, func(i, j int) bool { return s.order[i] < s.order[j] })
+	return nil
+}
+
+// Now is the current simulated time.
+func (s *Simulator) Now() time.Duration { return s.now }
+
+// Log returns the event log so far (read-only).
+func (s *Simulator) Log() []EventRecord { return s.log }
+
+// Run advances the simulation to Options.Until (or until no event is left).
+func (s *Simulator) Run() error { return s.RunUntil(s.opts.Until) }
+
+// RunUntil processes every event at or before t (t = 0: all events), running a cycle at
+// each instant where something changed.
+func (s *Simulator) RunUntil(t time.Duration) error {
+	for {
+		ev, ok := s.queue.peek()
+		if !ok || (t > 0 && ev.at > t) {
+			break
+		}
+		s.now = ev.at
+		for {
+			e, ok := s.queue.peek()
+			if !ok || e.at != s.now {
+				break
+			}
+			if err := s.handle(s.queue.next()); err != nil {
+				return err
+			}
+		}
+		if err := s.settle(); err != nil {
+			return err
+		}
+	}
+	if t > s.now {
+		s.now = t
+	}
+	s.sample()
+	return nil
+}
+
+// settle runs cycles at the current instant while something changed.
+func (s *Simulator) settle() error {
+	for i := 0; s.dirty && i < s.opts.MaxCyclesPerInstant; i++ {
+		s.dirty = false
+		if err := s.runCycle(); err != nil {
+			return err
+		}
+	}
+	s.sample()
+	return nil
+}
+
+func (s *Simulator) emit(r EventRecord) {
+	r.T = Seconds(s.now)
+	s.log = append(s.log, r)
+	for _, o := range s.opts.Observers {
+		o.OnEvent(r)
+	}
+}
+
+func (s *Simulator) clock() time.Time { return Epoch().Add(s.now) }

@@ -1,0 +1,68 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// wlState is the simulator's record of one workload's life.
+type wlState struct {
+	w            *api.Workload
+	clusterQueue string
+	strategy     api.QueueingStrategy
+	phase        plan.Phase
+	submitted    bool
+	queuedAt     time.Duration
+	// run counts starts; events carry it so a finish scheduled for an earlier run is
+	// ignored after an eviction.
+	run        int
+	startedAt  time.Duration
+	base       time.Duration // progress when the current run started
+	saved      time.Duration // progress saved by the last checkpoint
+	assignment admission.Assignment
+	bindings   []plan.Binding
+	gpuMilli   resources.MilliGPU
+	// Explanations kept for explain and for de-duplicating rejected records.
+	lastRejection *plan.Rejection
+	reservation   *plan.Reservation
+	nominated     []api.WorkloadID // victims it waits for
+	preemptedBy   api.WorkloadID
+	preemptions   int
+	firstStart    time.Duration
+	started       bool
+	finishedAt    time.Duration
+}
+
+// progressAt is the work done by time t in the current run.
+func (s *wlState) progressAt(t time.Duration) time.Duration {
+	if s.phase != plan.Running && s.phase != plan.Preempting {
+		return s.base
+	}
+	return s.base + (t - s.startedAt)
+}
+
+// checkpointAt is the progress saved by periodic checkpoints by time t.
+func (s *wlState) checkpointAt(t time.Duration) time.Duration {
+	every := s.w.Timing.CheckpointEvery
+	if every <= 0 {
+		return s.saved
+	}
+	elapsed := t - s.startedAt
+	periodic := s.base + (elapsed/every)*every
+	if periodic > s.saved {
+		return periodic
+	}
+	return s.saved
+}
+
+// remaining is the run time still needed to finish; 0 means it runs until the end.
+func (s *wlState) remaining() time.Duration {
+	if s.w.Timing.Duration <= 0 {
+		return 0
+	}
+	return s.w.Timing.Duration - s.base
+}
