@@ -26,6 +26,8 @@ type controllerFlags struct {
 	reservations bool
 	seed         int64
 	maxAttempts  int
+	qps          float32
+	burst        int
 }
 
 func newControllerCommand() *cobra.Command {
@@ -52,6 +54,8 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.BoolVar(&f.reservations, "reservations", true, "let large gangs reserve capacity (backfill)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed for tie-breaking")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
+	fl.Float32Var(&f.qps, "kube-api-qps", 200, "API requests per second (binding a large gang is one request per pod)")
+	fl.IntVar(&f.burst, "kube-api-burst", 400, "API request burst")
 	return cmd
 }
 
@@ -63,6 +67,10 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	if err != nil {
 		return fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
 	}
+	if f.qps <= 0 || f.burst <= 0 {
+		return fmt.Errorf("--kube-api-qps %v / --kube-api-burst %d: must be positive", f.qps, f.burst)
+	}
+	cfg.QPS, cfg.Burst = f.qps, f.burst
 	log := logr.FromSlogHandler(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 	ctrl.SetLogger(log)
 	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{

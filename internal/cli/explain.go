@@ -24,7 +24,7 @@ func newExplainCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--at: %w", err)
 			}
-			objs, err := f.load(cmd.InOrStdin())
+			objs, err := f.load(cmd.InOrStdin(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ type simFlags struct {
 
 func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVarP(&f.files, "filename", "f", nil, "manifest files or directories (repeatable; - for stdin)")
-	cmd.Flags().StringSliceVar(&f.traces, "trace", nil, "workload trace FORMAT:FILE (generic:FILE)")
+	cmd.Flags().StringArrayVar(&f.traces, "trace", nil, traceFormats)
 	cmd.Flags().StringVar(&f.policy, "policy", "default", "default (preempt + reserve + default scoring), fifo (no preemption, no reservation), no-preempt, "+
 		"or a placement scorer for queues without their own policy: binpack, spread, fragmentation, whole-gpu-islands")
 	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed (same inputs and seed give the same run)")
@@ -36,30 +36,29 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.grace, "grace", 2*time.Minute, "preemption notice: time a victim gets to checkpoint")
 }
 
-// load reads manifests and traces into one object set.
-func (f *simFlags) load(stdin io.Reader) (*api.Objects, error) {
-	if len(f.files) == 0 {
-		return nil, fmt.Errorf("-f: at least one manifest file or directory is required")
+// load reads manifests and traces into one object set; notes (jobs a trace importer
+// left out) go to stderr. A trace that brings its own cluster (openb, philly) needs no
+// manifest.
+func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error) {
+	if len(f.files) == 0 && len(f.traces) == 0 {
+		return nil, fmt.Errorf("-f: at least one manifest file or directory (or a --trace) is required")
 	}
-	objs, err := manifest.Load(f.files, stdin)
-	if err != nil {
-		return nil, err
+	objs := &api.Objects{}
+	if len(f.files) > 0 {
+		var err error
+		if objs, err = manifest.Load(f.files, stdin); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range f.traces {
-		format, file, ok := strings.Cut(t, ":")
-		if !ok || format != "generic" {
-			return nil, fmt.Errorf("--trace %q: want generic:FILE (openb and philly traces are replayed with `gantry bench`)", t)
-		}
-		r, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("--trace %q: %w", t, err)
-		}
-		ws, err := sim.ReadGenericWorkloads(r, file)
-		r.Close()
+		more, notes, err := loadTrace(t)
 		if err != nil {
 			return nil, err
 		}
-		objs.Workloads = append(objs.Workloads, ws...)
+		for _, n := range notes {
+			fmt.Fprintln(stderr, n)
+		}
+		mergeObjects(objs, more)
 	}
 	return objs, nil
 }
@@ -127,7 +126,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, report string)
 	if output != "table" && output != "json" {
 		return fmt.Errorf("--output %q: want table or json", output)
 	}
-	objs, err := f.load(cmd.InOrStdin())
+	objs, err := f.load(cmd.InOrStdin(), cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

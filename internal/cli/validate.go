@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/manifest"
 	"github.com/spf13/cobra"
@@ -20,7 +21,8 @@ func newValidateCommand() *cobra.Command {
 		Long: "validate reads files, folders (recursively, *.yaml/*.yml/*.json) or - for stdin, and checks\n" +
 			"every object and every reference between them. On success it prints nodes and GPUs by\n" +
 			"pool, flavors, the cohort tree with quotas, local queues, workloads by queue and events.\n" +
-			"On failure it prints every problem as file:line: Kind name: field: message.",
+			"On failure it prints every problem as file:line: Kind name: field: message.\n\n" +
+			"Kinds read:\n  " + strings.Join(manifest.SupportedKinds(), "\n  "),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {

@@ -15,7 +15,7 @@ func printSummary(out io.Writer, s validateSummary) error {
 		c["nodePools"], c["nodes"], c["flavors"], c["cohorts"], c["clusterQueues"], c["localQueues"], c["priorityClasses"], c["workloads"], c["events"])
 
 	fmt.Fprintln(w, "\nNODES AND GPUS (1000 milli-GPU = one GPU's compute)")
-	fmt.Fprintln(w, "  POOL\tNODES\tCAPACITY\tGPU MODEL\tGPUS\tSHARING\tMILLI-GPU\tDEVICE-PLUGIN RESOURCES")
+	fmt.Fprintln(w, "  POOL\tNODES\tCAPACITY TYPE\tGPU MODEL\tGPUS\tSHARING\tMILLI-GPU\tDEVICE-PLUGIN RESOURCES")
 	for _, p := range append(s.Pools, s.Totals) {
 		fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%d\t%s\t%d\t%s\n", p.Name, p.Nodes, dash(p.CapacityType), dash(p.Model), p.GPUs, dash(p.Sharing), p.MilliGPU, dash(p.GPUResources))
 	}

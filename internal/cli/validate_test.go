@@ -25,7 +25,7 @@ func TestValidateExamplesSummary(t *testing.T) {
 	// Each line is a fact the summary must state about the shipped examples.
 	for _, want := range []string{
 		"OK: 4 node pools, 0 nodes, 5 flavors, 1 cohorts, 3 cluster queues, 6 local queues, 4 priority classes, 14 workloads, 1 events",
-		"h100-full  8      on-demand  H100-SXM5-80GB  64",
+		"h100-full  8      on-demand      H100-SXM5-80GB  64",
 		"nvidia.com/mig-1g.5gb=112",
 		"total      16",
 		"cohort global",

@@ -15,6 +15,13 @@ import (
 // borrowing or preempting flavor. Earlier pod sets' usage counts when rating later ones.
 // The result is a value; nothing is reserved.
 func (q *Quota) Assign(wl *api.Workload, cq string) Assignment {
+	return q.AssignWithout(wl, cq, nil)
+}
+
+// AssignWithout is Assign with some flavors ruled out by the caller, e.g. the flavors
+// placement could not use this cycle (spot → on-demand fallback). Excluded flavors are
+// listed in Tried with code NoFlavorMatches and the reason "excluded by the caller".
+func (q *Quota) AssignWithout(wl *api.Workload, cq string, without map[string]bool) Assignment {
 	a := Assignment{ClusterQueue: cq}
 	if wl == nil {
 		a.Code, a.Message = InvalidWorkload, "nil workload"
@@ -30,7 +37,7 @@ func (q *Quota) Assign(wl *api.Workload, cq string) Assignment {
 		a.Code, a.Message = InvalidWorkload, fmt.Sprintf("workload %s: no pod sets", a.Workload)
 		return a
 	}
-	as := &assigner{q: q, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}}
+	as := &assigner{q: q, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}, without: without}
 	a.Mode = Fit
 	for i := range wl.PodSets {
 		ps := &wl.PodSets[i]
@@ -72,6 +79,7 @@ type assigner struct {
 	node    treeNode
 	assumed map[frID]resources.Amount
 	ps      []*api.PodSet
+	without map[string]bool // flavors the caller ruled out
 }
 
 func (as *assigner) podSet(ps *api.PodSet) PodSetAssignment {
@@ -139,6 +147,10 @@ func (as *assigner) group(need podSetNeed, g int) (*flavorChoice, []FlavorAttemp
 	var tried []FlavorAttempt
 	for _, fq := range rg.Flavors {
 		flavor := as.q.s.flavors[fq.Name]
+		if as.without[fq.Name] {
+			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []string{"excluded by the caller"}})
+			continue
+		}
 		if ok, why := flavorAdmits(flavor, need.ps); !ok {
 			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []string{why}})
 			continue

@@ -247,3 +247,19 @@ func TestExcludedResourcesAreIgnored(t *testing.T) {
 		t.Fatalf("with exclusion: %s (%s), want Fit", a.Mode, a.Message)
 	}
 }
+
+func TestAssignWithoutExcludedFlavors(t *testing.T) {
+	objs := MakeObjects().Flavors(MakeFlavor("spot").Obj(), MakeFlavor("ondemand").Obj()).ClusterQueues(
+		MakeClusterQueue("a").ResourceGroup(
+			MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
+			MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
+	m := newManager(t, objs, Options{})
+	w := MakeWorkload("ns-a", "w").Request(gpu, "2").Obj()
+	a := m.Quota().AssignWithout(w, "a", map[string]bool{"spot": true})
+	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Reasons[0] != "excluded by the caller" {
+		t.Fatalf("got %s, tried %+v; want ondemand with spot excluded", a, a.PodSets[0].Tried)
+	}
+	if a := m.Quota().AssignWithout(w, "a", map[string]bool{"spot": true, "ondemand": true}); a.Code != NoFlavorMatches {
+		t.Fatalf("all excluded: %s, want NoFlavorMatches", a.Code)
+	}
+}

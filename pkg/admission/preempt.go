@@ -95,23 +95,24 @@ type preemptor struct {
 func (pr *preemptor) candidates(protected func(api.WorkloadID) bool) []candidate {
 	s := pr.q.s
 	p := s.nodes[pr.cq].cq.Preemption
-	root := s.root(pr.cq)
+	root := s.rootOf[pr.cq]
 	self := pr.wl.ID()
 	var out []candidate
 	// Map order does not matter: candidates are sorted below by keys that end in the
 	// unique admission sequence number.
-	for _, w := range pr.q.admitted {
+	pr.q.admitted.each(func(w *AdmittedWorkload) {
+		// Cheap tests first: most admitted workloads are in other cohort trees.
+		if w.cq != pr.cq && (s.nodes[pr.cq].parent == noNode || s.rootOf[w.cq] != root) {
+			return
+		}
 		if w.ID == self || (protected != nil && protected(w.ID)) || !pr.usesNeeded(w) {
-			continue
+			return
 		}
 		if w.cq == pr.cq {
 			if allowsWithin(p.WithinClusterQueue, w, pr.wl.Priority, pr.wl.Created) {
 				out = append(out, candidate{w: w, reason: InClusterQueue})
 			}
-			continue
-		}
-		if s.nodes[pr.cq].parent == noNode || s.root(w.cq) != root {
-			continue
+			return
 		}
 		switch {
 		case p.ReclaimWithinCohort == api.PreemptAny:
@@ -119,7 +120,7 @@ func (pr *preemptor) candidates(protected func(api.WorkloadID) bool) []candidate
 		case p.ReclaimWithinCohort == api.PreemptLowerPriority && w.Priority < pr.wl.Priority:
 			out = append(out, candidate{w: w, reason: InCohortReclamation, other: true})
 		}
-	}
+	})
 	if s.fair.Enabled {
 		for i := range out {
 			if out[i].other {
@@ -162,14 +163,6 @@ func (pr *preemptor) usesNeeded(w *AdmittedWorkload) bool {
 		}
 	}
 	return false
-}
-
-// root returns the top of n's cohort tree (n itself when it has no cohort).
-func (s *structure) root(n nodeID) nodeID {
-	for s.nodes[n].parent != noNode {
-		n = s.nodes[n].parent
-	}
-	return n
 }
 
 // work is a usage-only copy of the quota for trying victim sets.
@@ -258,11 +251,11 @@ func (pr *preemptor) victimsMustBorrow(victims []candidate) bool {
 		}
 		policy := pr.q.s.nodes[v.w.cq].cq.Preemption.WithinClusterQueue
 		var yield []*AdmittedWorkload // what v could preempt in its own queue
-		for _, o := range pr.q.admitted {
+		pr.q.admitted.each(func(o *AdmittedWorkload) {
 			if o.cq == v.w.cq && !taken[o] && allowsWithin(policy, o, v.w.Priority, v.w.Created) {
 				yield = append(yield, o)
 			}
-		}
+		})
 		for _, o := range yield {
 			w.apply(o.cq, o.cells, -1)
 		}

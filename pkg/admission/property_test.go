@@ -11,10 +11,12 @@ import (
 
 // world is a random cohort tree of one flavor and one resource, with its workloads.
 type world struct {
-	m   *Manager
-	cqs []string
-	wls map[api.WorkloadID]*api.Workload
-	n   int
+	m    *Manager
+	objs *api.Objects // what m was built from
+	opts Options
+	cqs  []string
+	wls  map[api.WorkloadID]*api.Workload
+	n    int
 }
 
 var policies = []api.PreemptionPolicy{api.PreemptNever, api.PreemptLowerPriority, api.PreemptLowerOrNewerEqualPriority}
@@ -69,7 +71,7 @@ func genWorld(t *rapid.T) *world {
 	if err != nil {
 		t.Fatalf("NewManager: %v", err)
 	}
-	w := &world{m: m, wls: map[api.WorkloadID]*api.Workload{}}
+	w := &world{m: m, wls: map[api.WorkloadID]*api.Workload{}, objs: objs, opts: opts}
 	for _, cq := range cqs {
 		w.cqs = append(w.cqs, cq.Name)
 	}

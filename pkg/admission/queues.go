@@ -27,6 +27,8 @@ type Head struct {
 	// Share is the ClusterQueue's weighted dominant resource share in thousandths when
 	// fair sharing is on (the heads' order), else 0.
 	Share int64
+	// created caches Workload.Created in nanoseconds for sorting.
+	created int64
 }
 
 // RequeueReason says what changed, for Requeue.
@@ -48,10 +50,18 @@ type RequeueEvent struct {
 	ClusterQueue string
 }
 
+// lqHeap is one LocalQueue's heap inside a ClusterQueue.
+type lqHeap struct {
+	key  string
+	lq   *api.LocalQueue
+	heap *wlHeap
+}
+
 // entry is one pending workload.
 type entry struct {
 	wl      *api.Workload
 	lq, cq  string
+	lqObj   *api.LocalQueue
 	code    ReasonCode
 	message string
 	index   int // in its heap; -1 when not in one
@@ -94,7 +104,7 @@ type cqQueue struct {
 	node         nodeID
 	selector     labels.Selector
 	byLQ         map[string]*wlHeap
-	lqKeys       []string // sorted keys of byLQ
+	lqOrder      []lqHeap // the heaps of byLQ sorted by key, for the heads loop
 	inadmissible map[api.WorkloadID]*entry
 	// blockedBy is StrictFIFO's failed head: the queue waits for a requeue event or an
 	// arrival that sorts before it.
@@ -187,7 +197,7 @@ func (q *Queues) Add(wl *api.Workload) (Status, error) {
 		return Status{}, fmt.Errorf("workload %s: already pending", id)
 	}
 	lqKey, cq, code, msg := q.resolve(wl)
-	e := &entry{wl: wl, lq: lqKey, code: code, message: msg, index: -1}
+	e := &entry{wl: wl, lq: lqKey, lqObj: q.lqs[lqKey], code: code, message: msg, index: -1}
 	if cq != nil {
 		e.cq = cq.cq.Name
 	}
@@ -209,8 +219,8 @@ func (c *cqQueue) push(e *entry) {
 	if !ok {
 		h = &wlHeap{}
 		c.byLQ[e.lq] = h
-		c.lqKeys = append(c.lqKeys, e.lq)
-		sort.Strings(c.lqKeys)
+		c.lqOrder = append(c.lqOrder, lqHeap{key: e.lq, lq: e.lqObj, heap: h})
+		sort.Slice(c.lqOrder, func(i, j int) bool { return c.lqOrder[i].key < c.lqOrder[j].key })
 	}
 	heap.Push(h, e)
 	if c.blockedBy != nil && before(e.wl, c.blockedBy.wl) {
@@ -309,11 +319,11 @@ func (q *Queues) Requeue(ev RequeueEvent) int {
 	var root nodeID = noNode
 	if ev.ClusterQueue != "" {
 		if id, ok := q.s.cqID(ev.ClusterQueue); ok {
-			root = q.s.root(id)
+			root = q.s.rootOf[id]
 		}
 	}
 	for _, c := range q.cqOrder {
-		if root != noNode && q.s.root(c.node) != root {
+		if root != noNode && q.s.rootOf[c.node] != root {
 			continue
 		}
 		c.unblock()
@@ -365,7 +375,7 @@ func (q *Queues) heads(lqUsage func(lq string) int64) []Head {
 			continue
 		}
 		if e := q.head(c, lqUsage); e != nil {
-			out = append(out, Head{Workload: e.wl, ClusterQueue: c.cq.Name, LocalQueue: e.lq})
+			out = append(out, Head{Workload: e.wl, ClusterQueue: c.cq.Name, LocalQueue: e.lq, created: e.wl.Created.UnixNano()})
 		}
 	}
 	return out
@@ -377,15 +387,15 @@ func (q *Queues) head(c *cqQueue, lqUsage func(string) int64) *entry {
 	var best *entry
 	var bestUsage int64
 	afs := c.cq.AdmissionFairSharing.Enabled && lqUsage != nil
-	for _, k := range c.lqKeys {
-		h := c.byLQ[k]
-		if h.Len() == 0 || held(q.lqs[k].StopPolicy) {
+	for _, l := range c.lqOrder {
+		h := l.heap
+		if h.Len() == 0 || held(l.lq.StopPolicy) {
 			continue
 		}
 		e := (*h)[0]
 		var u int64
 		if afs {
-			u = lqUsage(k)
+			u = lqUsage(l.key)
 		}
 		if best == nil || (afs && u < bestUsage) || ((!afs || u == bestUsage) && before(e.wl, best.wl)) {
 			best, bestUsage = e, u

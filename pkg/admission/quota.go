@@ -2,7 +2,6 @@ package admission
 
 import (
 	"fmt"
-	"maps"
 	"sort"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 type Quota struct {
 	s        *structure
 	usage    []resources.Amount // per node × flavor-resource, see structure.idx
-	admitted map[api.WorkloadID]*AdmittedWorkload
+	admitted admittedSet
 	seq      int64
 }
 
@@ -55,14 +54,14 @@ func NewQuota(objs *api.Objects, opts Options) (*Quota, error) {
 	return &Quota{
 		s:        s,
 		usage:    make([]resources.Amount, len(s.nodes)*len(s.frs)),
-		admitted: map[api.WorkloadID]*AdmittedWorkload{},
+		admitted: newAdmittedSet(),
 	}, nil
 }
 
 // Clone returns an independent copy for what-ifs; the shared structure is immutable.
 func (q *Quota) Clone() *Quota {
 	// Records are never mutated after Admit, so the copies may share them.
-	return &Quota{s: q.s, usage: append([]resources.Amount(nil), q.usage...), admitted: maps.Clone(q.admitted), seq: q.seq}
+	return &Quota{s: q.s, usage: append([]resources.Amount(nil), q.usage...), admitted: q.admitted.clone(), seq: q.seq}
 }
 
 // ClusterQueues returns the ClusterQueue names, sorted.
@@ -87,16 +86,14 @@ func (q *Quota) ClusterQueue(name string) (*api.ClusterQueue, bool) {
 
 // Admitted returns the admitted workload id, if any.
 func (q *Quota) Admitted(id api.WorkloadID) (*AdmittedWorkload, bool) {
-	w, ok := q.admitted[id]
+	w, ok := q.admitted.get(id)
 	return w, ok
 }
 
 // AdmittedWorkloads returns all admitted workloads ordered by admission (Seq).
 func (q *Quota) AdmittedWorkloads() []*AdmittedWorkload {
-	out := make([]*AdmittedWorkload, 0, len(q.admitted))
-	for _, w := range q.admitted {
-		out = append(out, w)
-	}
+	out := make([]*AdmittedWorkload, 0, q.admitted.len())
+	q.admitted.each(func(w *AdmittedWorkload) { out = append(out, w) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out
 }
@@ -109,7 +106,7 @@ func (q *Quota) Admit(wl *api.Workload, a Assignment) error {
 		return fmt.Errorf("admission: Admit: nil workload")
 	}
 	id := wl.ID()
-	if _, dup := q.admitted[id]; dup {
+	if _, dup := q.admitted.get(id); dup {
 		return fmt.Errorf("workload %s: already admitted", id)
 	}
 	cq, ok := q.s.cqID(a.ClusterQueue)
@@ -134,18 +131,18 @@ func (q *Quota) Admit(wl *api.Workload, a Assignment) error {
 		Priority: wl.Priority, Created: wl.Created, Seq: q.seq,
 		Usage: append([]FlavorAmount(nil), a.Usage...), GPUMilli: a.GPUMilli, cq: cq, cells: cells,
 	}
-	q.admitted[id] = rec
+	q.admitted.add(rec)
 	q.apply(cq, cells, 1)
 	return nil
 }
 
 // Release removes an admitted workload's usage (finished, evicted or preempted).
 func (q *Quota) Release(id api.WorkloadID) error {
-	rec, ok := q.admitted[id]
+	rec, ok := q.admitted.get(id)
 	if !ok {
 		return fmt.Errorf("workload %s: not admitted", id)
 	}
-	delete(q.admitted, id)
+	q.admitted.remove(id)
 	q.apply(rec.cq, rec.cells, -1)
 	return nil
 }

@@ -355,3 +355,24 @@ func TestBorrowWithinCohort(t *testing.T) {
 		})
 	}
 }
+
+// TestBorrowWithinCohortCountsInQueuePreemption: the victim's queue could make room for
+// it again by preempting a newer workload of its own, and then reclaim its quota from
+// the borrowing preemptor, so the victim set is refused.
+func TestBorrowWithinCohortCountsInQueuePreemption(t *testing.T) {
+	two := int32(2)
+	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
+		MakeClusterQueue("a").Cohort("c").Preemption(api.PreemptLowerOrNewerEqualPriority, api.PreemptAny).
+			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "6").Obj()).Obj(),
+		MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
+			BorrowWithinCohort(api.PreemptLowerPriority, &two).
+			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "1").Obj()).Obj(),
+	).Obj()
+	m := newManager(t, objs, Options{})
+	mustAdmit(t, m, MakeWorkload("ns-a", "newer").Priority(2).CreatedAt(1).Request(gpu, "1").Obj(), Fit)
+	mustAdmit(t, m, MakeWorkload("ns-a", "older").Priority(2).CreatedAt(0).Request(gpu, "6").Obj(), Borrow)
+	p := MakeWorkload("ns-b", "p").Priority(3).Request(gpu, "2").Obj()
+	if res := m.FindVictims(p, m.Assign(p), nil); len(res.Victims) != 0 {
+		t.Fatalf("victims %v, want none: a/older could take its quota straight back", victimIDs(res))
+	}
+}

@@ -46,6 +46,8 @@ type structure struct {
 	resources []resources.Name
 	resOf     []int
 	lendable  []resources.Amount
+	// rootOf is the top of each node's cohort tree (the node itself without a cohort).
+	rootOf []nodeID
 	// covered[cq] is the set of resources the ClusterQueue's groups cover.
 	covered map[nodeID]map[resources.Name]int // resource -> resource group index
 	acct    GPUAccounting
@@ -110,6 +112,14 @@ func newStructure(objs *api.Objects, acct GPUAccounting) (*structure, error) {
 	s.link(cqs, cohorts)
 	if err := s.checkAcyclic(); err != nil {
 		return nil, err
+	}
+	s.rootOf = make([]nodeID, len(s.nodes))
+	for n := range s.nodes {
+		r := nodeID(n)
+		for s.nodes[r].parent != noNode {
+			r = s.nodes[r].parent
+		}
+		s.rootOf[n] = r
 	}
 	if err := s.buildFRs(cqs, cohorts); err != nil {
 		return nil, err

@@ -57,6 +57,8 @@ func TestNodeFromKube(t *testing.T) {
 			alloc: map[string]string{"cpu": "8", "nvidia.com/mig-1g.10gb": "3", "nvidia.com/mig-4g.40gb": "1"}, wantMIG: 3, wantWarn: "does not match"},
 		{name: "no device plugin", labels: map[string]string{cluster.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", cluster.LabelGPUCount: "8"},
 			alloc: map[string]string{"cpu": "8"}, wantWarn: "advertises none"},
+		{name: "openb node (alibaba labels)", labels: map[string]string{cluster.LabelAlibabaGPUModel: "G2"},
+			alloc: map[string]string{"cpu": "64", cluster.ResourceAlibabaGPUCount: "4", cluster.ResourceAlibabaGPUMilli: "4000"}, wantGPU: 4},
 		{name: "karpenter spot", labels: map[string]string{cluster.LabelKarpenterCapacityType: "spot"},
 			alloc: map[string]string{"cpu": "8"}, wantSpot: true},
 		{name: "unknown model", labels: map[string]string{cluster.LabelGPUProduct: "NVIDIA-Banana-1"},

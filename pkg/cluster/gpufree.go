@@ -5,40 +5,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// gpuCapacityMilli is each GPU's capacity in milli-GPU, by position in
-// NodeDevices.GPUs(): 1000 for a whole, shared or fractional GPU, the sum of its
-// instances' shares for a partitioned MIG GPU, 0 when unhealthy. models caches catalog
-// look-ups across nodes.
-func gpuCapacityMilli(d *devices.NodeDevices, models map[devices.ModelID]devices.Model) []resources.MilliGPU {
-	if d == nil {
-		return nil
-	}
-	gpus := d.GPUs()
-	out := make([]resources.MilliGPU, len(gpus))
-	for k, g := range gpus {
-		if !g.Healthy {
-			continue
-		}
-		out[k] = resources.MilliPerGPU
-		if len(g.Instances) == 0 {
-			continue
-		}
-		m, ok := models[g.Model]
-		if !ok {
-			m, _ = devices.LookupModel(string(g.Model))
-			models[g.Model] = m
-		}
-		var sum resources.MilliGPU
-		for _, in := range g.Instances {
-			if p, ok := m.Profile(in.Profile); ok {
-				sum += p.Milli(m.MIG)
-			}
-		}
-		out[k] = sum
-	}
-	return out
-}
-
 // gpuPositions maps GPU index to position in NodeDevices.GPUs() (indices may have gaps).
 func gpuPositions(d *devices.NodeDevices) map[int]int {
 	if d == nil {
@@ -51,23 +17,23 @@ func gpuPositions(d *devices.NodeDevices) map[int]int {
 	return out
 }
 
-// chargeGPUs subtracts (sign -1) or adds back (sign +1) an assignment's per-GPU shares.
-func (s *nodeState) chargeGPUs(a devices.Assignment, sign resources.MilliGPU) {
-	for _, d := range a.Devices {
-		if k, ok := s.gpuPos[d.GPU]; ok && k < len(s.gpuFree) {
-			s.gpuFree[k] += sign * d.Milli
-		}
-	}
-}
-
 // GPUFreeMilli returns node i's free milli-GPU per GPU, in NodeDevices.GPUs() order
 // (read-only). Scorers such as fragmentation read it instead of the device model's
 // internals. Nodes built by ExpandPool, NodeFromKube and devices.NewGPUs number their
 // GPUs 0..n-1, so there position equals GPU index (see Overlay.GPUPosition otherwise).
-func (s *Snapshot) GPUFreeMilli(i int) []resources.MilliGPU { return s.nodes[i].gpuFree }
+func (s *Snapshot) GPUFreeMilli(i int) []resources.MilliGPU { return s.nodes[i].gpuFree() }
 
 // GPUFreeMilli returns node i's free milli-GPU per GPU in the overlay (read-only).
-func (o *Overlay) GPUFreeMilli(i int) []resources.MilliGPU { return o.state(i).gpuFree }
+func (o *Overlay) GPUFreeMilli(i int) []resources.MilliGPU { return o.state(i).gpuFree() }
+
+// gpuFree is the device model's own per-GPU free view (no mirror to keep in step, so
+// replica GPUs read replicas × ⌊1000/replicas⌋ exactly as the device model counts).
+func (s *nodeState) gpuFree() []resources.MilliGPU {
+	if s.devices == nil {
+		return nil
+	}
+	return s.devices.FreeMilliView()
+}
 
 // GPUPosition maps GPU index gpu of node i to its position in GPUFreeMilli.
 func (o *Overlay) GPUPosition(i, gpu int) (int, bool) {

@@ -12,6 +12,9 @@ import (
 // device-plugin resources the node advertises (adv). Capacity wins on disagreement.
 func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.NodeDevices, []Warning, error) {
 	product := n.Labels[LabelGPUProduct]
+	if product == "" && n.Labels[LabelAlibabaGPUModel] != "" {
+		return alibabaDevices(n, field)
+	}
 	labelCount, err := n.intLabel(LabelGPUCount)
 	if err != nil {
 		return nil, nil, err
@@ -73,6 +76,28 @@ func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.Node
 	return nil, nil, n.errf(field, "the device plugin advertises %s but the labels describe %s", pluginTotal, pluginResources(devs.Capacity()))
 }
 
+// alibabaDevices reads a node of Alibaba's GPU-sharing scheduler (the openb trace): the
+// card model label and the alibabacloud.com/gpu-count resource, shared by fractions. The
+// alibabacloud.com resources leave Allocatable, as the device model now serves them.
+func alibabaDevices(n *Node, field string) (*devices.NodeDevices, []Warning, error) {
+	key := "metadata.labels[" + LabelAlibabaGPUModel + "]"
+	model, err := devices.LookupModel(n.Labels[LabelAlibabaGPUModel])
+	if err != nil {
+		return nil, nil, n.errf(key, "%v", err)
+	}
+	count := int(n.Allocatable[ResourceAlibabaGPUCount])
+	delete(n.Allocatable, ResourceAlibabaGPUCount)
+	delete(n.Allocatable, ResourceAlibabaGPUMilli)
+	if count == 0 {
+		return nil, []Warning{n.warn(field, "labels name GPU model %s but %s advertises no %s", model.ID, field, ResourceAlibabaGPUCount)}, nil
+	}
+	devs, err := buildFromLabels(model, devices.Sharing{Mode: devices.Fractional}, count, n.gpusPerNVLink())
+	if err != nil {
+		return nil, nil, n.errf(key, "%v", err)
+	}
+	return devs, nil, nil
+}
+
 // pluginResources keeps the names the NVIDIA device plugin advertises.
 func pluginResources(v resources.Vector) resources.Vector {
 	out := resources.Vector{}
@@ -124,7 +149,7 @@ func buildFromLabels(m devices.Model, s devices.Sharing, count, perNVLink int) (
 		}
 		layout = l
 	}
-	return devices.NewNodeDevices(makeGPUs(m, s, count, perNVLink, layout))
+	return devices.NewNodeDevicesWith([]devices.Model{m}, makeGPUs(m, s, count, perNVLink, layout))
 }
 
 // makeGPUs lays out count GPUs: NVLink domains of perNVLink GPUs (0 = one domain), two
@@ -182,7 +207,7 @@ func buildFromMIGCapacity(m devices.Model, s devices.Sharing, count int, adv res
 			s.CustomProfiles[g] = append(s.CustomProfiles[g], in.Profile)
 		}
 	}
-	return devices.NewNodeDevices(makeGPUs(m, s, count, perNVLink, layout))
+	return devices.NewNodeDevicesWith([]devices.Model{m}, makeGPUs(m, s, count, perNVLink, layout))
 }
 
 // placeInstance adds one instance of p to the first GPU and start slot that stay valid.

@@ -25,6 +25,12 @@ const (
 	// GPUs (GPU i is in domain i/size); absent means one domain (NVSwitch systems).
 	LabelGPUsPerNVLinkDomain = "gantry.dev/gpus-per-nvlink-domain"
 
+	// Alibaba's GPU-sharing scheduler labels and resources, as in the openb trace's node
+	// YAML: such nodes share their GPUs by fractions.
+	LabelAlibabaGPUModel    = "alibabacloud.com/gpu-card-model"
+	ResourceAlibabaGPUCount = "alibabacloud.com/gpu-count"
+	ResourceAlibabaGPUMilli = "alibabacloud.com/gpu-milli"
+
 	// Cloud capacity-type labels understood besides api.LabelCapacityType.
 	LabelKarpenterCapacityType = "karpenter.sh/capacity-type"
 	LabelGKESpot               = "cloud.google.com/gke-spot"

@@ -72,6 +72,20 @@ func (o *Overlay) FreeCPUMemory(i int) (cpu, memory resources.Amount) {
 	return st.cpu, st.mem
 }
 
+// FreePods is node i's free pod slots and whether the node limits pods at all (a node
+// without a pods limit takes any number): free[pods] without a map look-up.
+func (o *Overlay) FreePods(i int) (free resources.Amount, limited bool) {
+	st := o.state(i)
+	return st.freePods, st.podsLimited
+}
+
+// AllocatableCPUMemory is node i's allocatable cpu (milli) and memory (bytes): the
+// node's Allocatable without map look-ups, for scorers.
+func (o *Overlay) AllocatableCPUMemory(i int) (cpu, memory resources.Amount) {
+	st := o.state(i)
+	return st.allocCPU, st.allocMem
+}
+
 // Devices returns node i's device accounting in the overlay (read-only: use Assume and
 // Forget to change it; nil on nodes without GPUs).
 func (o *Overlay) Devices(i int) *devices.NodeDevices { return o.state(i).devices }
@@ -221,8 +235,7 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 	}
 	st.free.SubInPlace(use)
 	st.version++
-	st.cpu, st.mem = st.free[resources.CPU], st.free[resources.Memory]
-	st.chargeGPUs(bp.Devices, -1)
+	st.mirrorFree()
 	st.pods = append(st.pods, bp.Ref)
 	o.setPod(bp.Ref, &bp)
 	return nil
@@ -242,8 +255,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 	}
 	st.free.AddInPlace(chargeOn(st.node, bp.Requests))
 	st.version++
-	st.cpu, st.mem = st.free[resources.CPU], st.free[resources.Memory]
-	st.chargeGPUs(bp.Devices, 1)
+	st.mirrorFree()
 	for k, r := range st.pods {
 		if r == bp.Ref {
 			st.pods = append(st.pods[:k:k], st.pods[k+1:]...)

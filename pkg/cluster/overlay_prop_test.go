@@ -38,6 +38,7 @@ func TestOverlayProperties(t *testing.T) {
 		gt.MakeNode("whole").GPUs("H100", 4).Obj(),
 		gt.MakeNode("mig").GPUs("A100-SXM4-40GB", 2).MIG("all-balanced").Obj(),
 		gt.MakeNode("frac").GPUs("T4", 2).Sharing(devices.Sharing{Mode: devices.Fractional}).Obj(),
+		gt.MakeNode("sliced").GPUs("T4", 2).Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 3}).Obj(),
 	}
 	base, err := cluster.NewSnapshot(nodes, nil)
 	if err != nil {
@@ -85,6 +86,7 @@ func TestOverlayProperties(t *testing.T) {
 			case 3:
 				marks, states = append(marks, ov.Mark()), append(states, freeState(ov))
 			}
+			checkMirrors(rt, ov)
 		}
 		replayed, err := base.Apply(ov.Changes())
 		if err != nil {
@@ -107,4 +109,56 @@ func TestOverlayProperties(t *testing.T) {
 			rt.Fatal("the base snapshot changed")
 		}
 	})
+}
+
+// checkMirrors asserts that the numbers the overlay keeps for the placement hot path agree
+// with the maps and the device model they stand for: per-GPU free milli sums to the
+// devices' free gpu-milli (replica GPUs count replicas × ⌊1000/replicas⌋), and free cpu,
+// memory and pods equal the free vector's.
+func checkMirrors(t *rapid.T, ov *cluster.Overlay) {
+	for i := 0; i < ov.NumNodes(); i++ {
+		free := ov.Free(i)
+		cpu, mem := ov.FreeCPUMemory(i)
+		pods, limited := ov.FreePods(i)
+		_, declared := ov.Node(i).Allocatable[resources.Pods]
+		if cpu != free[resources.CPU] || mem != free[resources.Memory] || pods != free[resources.Pods] || limited != declared {
+			t.Fatalf("node %d: mirrors cpu=%d mem=%d pods=%d/%v, free %s", i, cpu, mem, pods, limited, free)
+		}
+		var sum resources.Amount
+		for _, f := range ov.GPUFreeMilli(i) {
+			sum += resources.Amount(f)
+		}
+		if d := ov.Devices(i); d != nil && sum != d.Free()[resources.GPUMilli] {
+			t.Fatalf("node %d: GPUFreeMilli sums to %d, devices say %d free", i, sum, d.Free()[resources.GPUMilli])
+		}
+	}
+}
+
+// A time-sliced GPU offers replicas × ⌊1000/replicas⌋ in the snapshot's per-GPU view, as
+// the device model counts it (3 replicas: 999m, not 1000m), also after a pod lands.
+func TestGPUFreeMilliReplicas(t *testing.T) {
+	s, err := cluster.NewSnapshot([]cluster.Node{
+		gt.MakeNode("sliced").GPUs("T4", 2).Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 3}).Obj(),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(s.GPUFreeMilli(0)); got != "[999 999]" {
+		t.Fatalf("snapshot view %s, want [999 999]", got)
+	}
+	ov := s.Overlay()
+	r, _ := devices.ParseRequest(gt.Req("nvidia.com/gpu", "1"))
+	a, ref := ov.Devices(0).Fit(r)
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	if err := ov.AssumeAt(cluster.PodRef{Workload: "ns/w", PodSet: "p"}, 0, gt.Req("nvidia.com/gpu", "1"), a); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ov.GPUFreeMilli(0)); got != "[666 999]" {
+		t.Fatalf("overlay view %s, want [666 999]", got)
+	}
+	if got := fmt.Sprint(s.GPUFreeMilli(0)); got != "[999 999]" {
+		t.Fatalf("the snapshot changed under the overlay: %s", got)
+	}
 }

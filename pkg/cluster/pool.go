@@ -46,6 +46,7 @@ func ExpandPool(p api.NodePool) ([]Node, error) {
 		}
 		model = m
 	}
+	models := []devices.Model{model} // looked up once for the whole pool
 	nodes := make([]Node, 0, p.Count)
 	for i := 0; i < p.Count; i++ {
 		n := Node{
@@ -59,7 +60,7 @@ func ExpandPool(p api.NodePool) ([]Node, error) {
 		}
 		n.Labels = poolLabels(&p, n.Name, ct, i, model, sharing)
 		if p.GPUsPerNode > 0 {
-			devs, err := devices.NewNodeDevices(makeGPUs(model, sharing, p.GPUsPerNode, p.GPUsPerNVLinkDomain, layout))
+			devs, err := devices.NewNodeDevicesWith(models, makeGPUs(model, sharing, p.GPUsPerNode, p.GPUsPerNVLinkDomain, layout))
 			if err != nil {
 				return nil, poolErr(&p, "sharing", "%v", err)
 			}

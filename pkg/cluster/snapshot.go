@@ -17,21 +17,25 @@ type nodeState struct {
 	free    resources.Vector
 	devices *devices.NodeDevices // nil on nodes without GPUs
 	pods    []PodRef
-	// gpuFree is the free milli-GPU of each GPU (NodeDevices.GPUs() order); gpuPos maps a
-	// GPU index to its position (shared, never written).
-	gpuFree []resources.MilliGPU
-	gpuPos  map[int]int
-	mode    devices.SharingMode
-	devCap  resources.Vector // what the devices offer in total (shared, never written)
-	// cpu and mem mirror free[cpu] and free[memory] for the placement hot path.
-	cpu, mem resources.Amount
+	// gpuPos maps a GPU index to its position in NodeDevices.GPUs() (shared, never
+	// written).
+	gpuPos map[int]int
+	mode   devices.SharingMode
+	devCap resources.Vector // what the devices offer in total (shared, never written)
+	// cpu and mem mirror free[cpu] and free[memory] for the placement hot path;
+	// allocCPU and allocMem are the node's allocatable cpu and memory (never change).
+	cpu, mem           resources.Amount
+	allocCPU, allocMem resources.Amount
+	// freePods mirrors free[pods]; podsLimited: the node declares a pods limit.
+	freePods    resources.Amount
+	podsLimited bool
 	// version counts writes to this state (see Stamp).
 	version uint64
 }
 
 func (s *nodeState) clone() *nodeState {
 	out := &nodeState{node: s.node, free: s.free.Clone(), pods: append([]PodRef(nil), s.pods...),
-		gpuFree: append([]resources.MilliGPU(nil), s.gpuFree...), gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem}
+		gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem, allocCPU: s.allocCPU, allocMem: s.allocMem, freePods: s.freePods, podsLimited: s.podsLimited}
 	if s.devices != nil {
 		out.devices = s.devices.Clone()
 	}
@@ -65,7 +69,6 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 		sorted[i] = &n
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	models := map[devices.ModelID]devices.Model{}
 	for i, n := range sorted {
 		if n.Name == "" {
 			return nil, fmt.Errorf("node #%d (%s): metadata.name: must not be empty", i, n.Source)
@@ -74,7 +77,7 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 			return nil, fmt.Errorf("node %q (%s): metadata.name: duplicate node name", n.Name, n.Source)
 		}
 		s.byName[n.Name] = i
-		s.nodes = append(s.nodes, newNodeState(n, models))
+		s.nodes = append(s.nodes, newNodeState(n))
 	}
 	topos, err := normaliseTopologies(topologies)
 	if err != nil {
@@ -85,20 +88,26 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 	return s, nil
 }
 
-func newNodeState(n *Node, models map[devices.ModelID]devices.Model) *nodeState {
+func newNodeState(n *Node) *nodeState {
 	st := &nodeState{node: n, free: n.Allocatable.Clone()}
 	if st.free == nil {
 		st.free = resources.Vector{}
 	}
-	st.cpu, st.mem = st.free[resources.CPU], st.free[resources.Memory]
+	st.mirrorFree()
+	_, st.podsLimited = n.Allocatable[resources.Pods]
+	st.allocCPU, st.allocMem = n.Allocatable[resources.CPU], n.Allocatable[resources.Memory]
 	if n.Devices != nil {
 		st.devices = n.Devices.Clone()
-		st.gpuFree = gpuCapacityMilli(n.Devices, models)
 		st.gpuPos = gpuPositions(n.Devices)
 		st.mode = gpuMode(n.Devices)
 		st.devCap = n.Devices.Capacity()
 	}
 	return st
+}
+
+// mirrorFree copies the free amounts the placement hot path reads out of the free map.
+func (s *nodeState) mirrorFree() {
+	s.cpu, s.mem, s.freePods = s.free[resources.CPU], s.free[resources.Memory], s.free[resources.Pods]
 }
 
 // NumNodes is the number of nodes.

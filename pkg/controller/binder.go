@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -85,28 +88,43 @@ func podOrder(p *corev1.Pod) string {
 	return p.Name
 }
 
-// bindGang annotates every pod with its devices and slot, then binds it through the
-// Binding subresource. Annotation comes first so the device plugin never sees a bound
-// pod without its devices; an "already bound" answer counts as done.
+// bindGang annotates every pod with its devices and slot, then binds them all through
+// the Binding subresource, each step for the whole gang at once (concurrently).
+// Annotation comes first so the device plugin never sees a bound pod without its
+// devices; an "already bound" answer counts as done. It returns the pods bound.
 func bindGang(ctx context.Context, c client.Client, wl *v1alpha1.Workload, bs []binding) (int, error) {
-	bound := 0
-	for _, b := range bs {
-		if err := annotatePod(ctx, c, wl, b); err != nil {
-			return bound, err
-		}
+	if err := forEach(bs, func(b binding) error { return annotatePod(ctx, c, wl, b) }); err != nil {
+		return 0, err
 	}
-	for _, b := range bs {
+	var bound atomic.Int64
+	err := forEach(bs, func(b binding) error {
 		target := &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: b.pod.Name, Namespace: b.pod.Namespace, UID: b.pod.UID},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: b.slot.Node},
 		}
 		err := c.SubResource("binding").Create(ctx, b.pod, target)
 		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-			return bound, fmt.Errorf("bind pod %s/%s to %s: %w", b.pod.Namespace, b.pod.Name, b.slot.Node, err)
+			return fmt.Errorf("bind pod %s/%s to %s: %w", b.pod.Namespace, b.pod.Name, b.slot.Node, err)
 		}
-		bound++
+		bound.Add(1)
+		return nil
+	})
+	return int(bound.Load()), err
+}
+
+// forEach runs fn on every binding concurrently and returns the errors joined.
+func forEach(bs []binding, fn func(binding) error) error {
+	errs := make([]error, len(bs))
+	var wg sync.WaitGroup
+	for i := range bs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(bs[i])
+		}()
 	}
-	return bound, nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func annotatePod(ctx context.Context, c client.Client, wl *v1alpha1.Workload, b binding) error {

@@ -34,7 +34,10 @@ func (j *jobWrapper) KueueQueue(q string) *jobWrapper {
 	j.Labels[api.LabelKueueQueueName] = q
 	return j
 }
-func (j *jobWrapper) Priority(class string) *jobWrapper { j.Labels[api.LabelKueuePriority] = class; return j }
+func (j *jobWrapper) Priority(class string) *jobWrapper {
+	j.Labels[api.LabelKueuePriority] = class
+	return j
+}
 func (j *jobWrapper) Pods(n int32) *jobWrapper {
 	j.Spec.Parallelism, j.Spec.Completions = ptr.To(n), ptr.To(n)
 	return j

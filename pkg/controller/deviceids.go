@@ -70,6 +70,7 @@ func parseDeviceID(id string, gpus map[int]devices.GPU) (devices.Device, error) 
 		}
 		d.Kind, d.Replica = devices.ReplicaDevice, r
 		d.Milli = resources.MilliPerGPU / resources.MilliGPU(g.Sharing.Replicas)
+		d.Memory = g.Sharing.ReplicaMemory(model)
 	case strings.HasPrefix(tail, "share-"):
 		milli, mem, err := parseShare(strings.TrimPrefix(tail, "share-"))
 		if err != nil {

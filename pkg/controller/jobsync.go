@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -12,6 +13,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// syncWorkers bounds the concurrent API writes of job syncing.
+const syncWorkers = 16
 
 // syncJobs keeps every queued Job and its Workload in step, level-triggered:
 //   - a Job with a queue label gets a Workload (owned by the Job, so it is deleted
@@ -24,15 +28,27 @@ func (ctl *Controller) syncJobs(ctx context.Context, wls map[string]*v1alpha1.Wo
 	if err := ctl.c.List(ctx, &jobs); err != nil {
 		return fmt.Errorf("list jobs: %w", err)
 	}
+	// Jobs are independent (each touches only itself and its own Workload): sync them
+	// concurrently, so unsuspending hundreds of admitted Jobs is not one long queue of
+	// round trips.
+	sem := make(chan struct{}, syncWorkers)
+	var wg sync.WaitGroup
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
 		if JobQueueName(&job.ObjectMeta) == "" || job.DeletionTimestamp != nil {
 			continue
 		}
-		if err := ctl.syncJob(ctx, job, wls[job.Namespace+"/"+WorkloadNameForJob(job.Name)], now); err != nil {
-			ctl.log.Error(err, "sync job", "job", job.Namespace+"/"+job.Name)
-		}
+		wl := wls[job.Namespace+"/"+WorkloadNameForJob(job.Name)]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := ctl.syncJob(ctx, job, wl, now); err != nil {
+				ctl.log.Error(err, "sync job", "job", job.Namespace+"/"+job.Name)
+			}
+		}()
 	}
+	wg.Wait()
 	return nil
 }
 

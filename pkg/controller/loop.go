@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -110,6 +111,8 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	ctl.bindAll(ctx, ptrs(w.workloads), w.pods)
 	ctl.writeQueueStatuses(ctx, cs)
 	ctl.metrics.observeCycle(cs, cs.quota, p, time.Since(start))
+	ctl.log.V(1).Info("pass", "took", time.Since(start), "pending", len(cs.in.Pending), "running", len(cs.in.Running),
+		"admitted", len(p.Admissions), "rejected", len(p.Rejections))
 	return nil
 }
 
@@ -136,8 +139,14 @@ func (ctl *Controller) reportInvalid(ctx context.Context, cs *cycleState, now ti
 	}
 }
 
-// bindAll binds every admitted gang whose pods all exist.
+// bindAll binds every admitted gang whose pods all exist, up to bindWorkers gangs at
+// a time (each gang's own pods are bound concurrently too).
 func (ctl *Controller) bindAll(ctx context.Context, wls []*v1alpha1.Workload, pods []corev1.Pod) {
+	type gang struct {
+		wl *v1alpha1.Workload
+		bs []binding
+	}
+	var gangs []gang
 	for _, wl := range wls {
 		if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" {
 			continue
@@ -152,16 +161,26 @@ func (ctl *Controller) bindAll(ctx context.Context, wls []*v1alpha1.Workload, po
 		if o := wl.Spec.Owner; o != nil {
 			_, podSetOf = podLabelOf(o.Kind)
 		}
-		bs := MatchGang(wl.Status.Admission.Placements, mine, podSetOf)
-		if len(bs) == 0 {
-			continue
-		}
-		n, err := bindGang(ctx, ctl.c, wl, bs)
-		ctl.metrics.bindings.Add(float64(n))
-		if err != nil {
-			ctl.log.Error(err, "bind gang", "workload", wlKey(wl))
+		if bs := MatchGang(wl.Status.Admission.Placements, mine, podSetOf); len(bs) > 0 {
+			gangs = append(gangs, gang{wl, bs})
 		}
 	}
+	const bindWorkers = 16
+	sem := make(chan struct{}, bindWorkers)
+	var wg sync.WaitGroup
+	for _, g := range gangs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n, err := bindGang(ctx, ctl.c, g.wl, g.bs)
+			ctl.metrics.bindings.Add(float64(n))
+			if err != nil {
+				ctl.log.Error(err, "bind gang", "workload", wlKey(g.wl))
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // readWorkloads lists Workloads uncached, keyed "namespace/name".

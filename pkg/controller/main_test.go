@@ -16,8 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,7 +30,7 @@ var testEnv *kubeenv.Env
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(testLogger())
-	os.Exit(kubeenv.RunMain(m, kubeenv.Options{ControllerManager: true}, &testEnv))
+	os.Exit(kubeenv.RunMain(m, kubeenv.Options{ControllerManager: true, CRDDirs: []string{"../../config/crd/bases"}}, &testEnv))
 }
 
 // fixture is one integration test's world: a namespace, a direct client, a fake
@@ -42,18 +44,14 @@ type fixture struct {
 	done   chan struct{}
 }
 
-var crdsInstalled bool
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, true) }
 
-func newFixture(t *testing.T) *fixture {
+// newFixtureWith optionally leaves out the fake kubelet (the scale test measures
+// binding only, and a kubelet writing 5,000 pod statuses would compete with it).
+func newFixtureWith(t *testing.T, kubelet bool) *fixture {
 	env := kubeenv.Require(t, testEnv)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	if !crdsInstalled {
-		if err := env.InstallCRDs(ctx, "../../config/crd/bases"); err != nil {
-			t.Fatal(err)
-		}
-		crdsInstalled = true
-	}
 	scheme, err := NewScheme()
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +66,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}})
 	kctx, kcancel := context.WithCancel(ctx)
-	go fakeKubelet(kctx, c)
+	if kubelet {
+		go fakeKubelet(kctx, c)
+	}
 	t.Cleanup(func() {
 		f.stopController()
 		kcancel()
@@ -108,7 +108,7 @@ func statusOf(o client.Object) func(client.Object) {
 
 func isNamespaced(o client.Object) bool {
 	switch o.(type) {
-	case *corev1.Node, *corev1.Namespace, *v1alpha1.ClusterQueue, *v1alpha1.ResourceFlavor,
+	case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *corev1.Node, *corev1.Namespace, *v1alpha1.ClusterQueue, *v1alpha1.ResourceFlavor,
 		*v1alpha1.WorkloadPriorityClass, *v1alpha1.Cohort, *v1alpha1.Topology:
 		return false
 	}
@@ -116,10 +116,13 @@ func isNamespaced(o client.Object) bool {
 }
 
 // startController runs a fresh Gantry controller (a new process, as far as state goes).
-func (f *fixture) startController() {
+func (f *fixture) startController() { f.startControllerAs(testEnv.Config) }
+
+// startControllerAs runs the controller with the given identity.
+func (f *fixture) startControllerAs(cfg *rest.Config) {
 	f.t.Helper()
-	mgr, _, err := NewManager(testEnv.Config, ManagerOptions{
-		Controller: Options{Engine: engine.Config{Preemption: true, Grace: time.Second}, Interval: 100 * time.Millisecond, Seed: 1},
+	mgr, _, err := NewManager(cfg, ManagerOptions{
+		Controller:  Options{Engine: engine.Config{Preemption: true, Grace: time.Second}, Interval: 100 * time.Millisecond, Seed: 1},
 		MetricsAddr: "0", HealthAddr: "0", Log: testLogger(), Registry: prometheus.NewRegistry(),
 	})
 	if err != nil {
@@ -152,7 +155,12 @@ func (f *fixture) cleanup() {
 	_ = f.c.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(f.ns), bg)
 	_ = f.c.DeleteAllOf(ctx, &v1alpha1.Workload{}, client.InNamespace(f.ns))
 	_ = f.c.DeleteAllOf(ctx, &v1alpha1.LocalQueue{}, client.InNamespace(f.ns))
-	for _, l := range []client.Object{&v1alpha1.ClusterQueue{}, &v1alpha1.ResourceFlavor{}, &v1alpha1.WorkloadPriorityClass{}, &corev1.Node{}} {
+	for _, l := range []client.Object{&v1alpha1.ClusterQueue{}, &v1alpha1.ResourceFlavor{}, &v1alpha1.WorkloadPriorityClass{}, &corev1.Node{},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}}, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}}} {
+		if l.GetName() != "" {
+			_ = f.c.Delete(ctx, l)
+			continue
+		}
 		_ = f.c.DeleteAllOf(ctx, l)
 	}
 	for { // pods go last: force them out, as a kubelet would
@@ -319,5 +327,5 @@ func testLogger() logr.Logger {
 	if os.Getenv("GANTRY_TEST_LOG") == "" {
 		return logr.Discard()
 	}
-	return logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
+	return logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-1)}))
 }

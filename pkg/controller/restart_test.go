@@ -102,7 +102,7 @@ func TestInvalidObjectsRejectedByValidation(t *testing.T) {
 		want: []string{"spec.queueingStrategy", `Unsupported value: "Random"`, "StrictFIFO"},
 	}, {
 		name: "local queue without cluster queue",
-		obj: &v1alpha1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "no-cq"}, Spec: v1alpha1.LocalQueueSpec{ClusterQueue: ""}},
+		obj:  &v1alpha1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "no-cq"}, Spec: v1alpha1.LocalQueueSpec{ClusterQueue: ""}},
 		want: []string{"spec.clusterQueue", "at least 1 chars long"},
 	}}
 	for _, tc := range cases {

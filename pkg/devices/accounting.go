@@ -24,7 +24,7 @@ func AccountingMilli(r Request, m Model, s Sharing) resources.MilliGPU {
 		sum += resources.MilliGPU(mc.Count) * profileMilli(m, mc.Profile)
 	}
 	if r.IsFraction() {
-		g := gpuState{model: m}
+		g := gpuState{model: &m}
 		sum += g.shareMilli(r)
 	}
 	return sum

@@ -68,3 +68,21 @@ func BenchmarkCloneA100MIG(b *testing.B) {
 		_ = n.Clone()
 	}
 }
+
+// BenchmarkNewNodeDevicesH100 builds one 8-GPU node: snapshot builds do this per node.
+func BenchmarkNewNodeDevicesH100(b *testing.B) {
+	m, err := LookupModel("H100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	gpus, err := NewGPUs(m, 8, Sharing{}, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewNodeDevices(gpus); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

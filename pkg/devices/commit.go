@@ -2,6 +2,7 @@ package devices
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -22,20 +23,19 @@ func (n *NodeDevices) Release(a Assignment) error {
 // apply works on copies of the touched GPUs and writes them back only when every device
 // succeeded.
 func (n *NodeDevices) apply(a Assignment, take bool) error {
-	touched := map[int]*gpuState{}
-	var order []int
+	var buf [8]touchedGPU // an assignment touches a few GPUs; more spill to the heap
+	touched := buf[:0]
 	for _, d := range a.Devices {
 		pos, ok := n.find(d.GPU)
 		if !ok {
 			return fmt.Errorf("device %s: no GPU-%d on the node", d.ID(), d.GPU)
 		}
-		g, seen := touched[pos]
-		if !seen {
-			c := n.gpus[pos].clone()
-			g = &c
-			touched[pos] = g
-			order = append(order, pos)
+		t := slices.IndexFunc(touched, func(t touchedGPU) bool { return t.pos == pos })
+		if t < 0 {
+			touched = append(touched, touchedGPU{pos: pos, g: n.gpus[pos].clone()})
+			t = len(touched) - 1
 		}
+		g := &touched[t].g
 		var err error
 		if take {
 			err = g.take(d)
@@ -46,10 +46,17 @@ func (n *NodeDevices) apply(a Assignment, take bool) error {
 			return fmt.Errorf("device %s: %w", d.ID(), err)
 		}
 	}
-	for _, pos := range order {
-		n.gpus[pos] = *touched[pos]
+	for _, t := range touched {
+		n.gpus[t.pos] = t.g
+		n.freeMilli[t.pos] = t.g.freeMilliNow()
 	}
 	return nil
+}
+
+// touchedGPU is the working copy of one GPU an assignment changes.
+type touchedGPU struct {
+	pos int
+	g   gpuState
 }
 
 // take holds device d on g.

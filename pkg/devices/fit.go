@@ -1,8 +1,9 @@
 package devices
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -63,15 +64,17 @@ func eligible(g *gpuState, r Request) bool {
 // fitUnits serves nvidia.com/gpu from one class of units: whole GPUs, else MIG-single
 // instances, else time-sliced/MPS replicas without renameByDefault.
 func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
-	whole := n.freeWhole(r)
+	var wbuf, pbuf [scratchGroups]int
+	whole := n.freeWhole(r, wbuf[:0])
 	if int64(len(whole)) >= r.Units {
-		return n.wholeAssignment(pickTopology(n.gpus, whole, int(r.Units))), nil
+		return n.wholeAssignment(pickTopology(n.gpus, whole, int(r.Units), pbuf[:0])), nil
 	}
-	inst := n.freeInstances(r, "", MIGSingle)
+	var ibuf [scratchSlots]slot
+	inst := n.freeInstances(r, "", MIGSingle, ibuf[:0])
 	if int64(len(inst)) >= r.Units {
 		return n.instanceAssignment(inst[:r.Units]), nil
 	}
-	reps := n.freeReplicas(r, resources.NvidiaGPU)
+	reps := n.freeReplicas(r, resources.NvidiaGPU, ibuf[:0])
 	if int64(len(reps)) >= r.Units {
 		return n.replicaAssignment(reps[:r.Units]), nil
 	}
@@ -81,7 +84,8 @@ func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
 }
 
 func (n *NodeDevices) fitReplicas(r Request, name resources.Name, count int64) (Assignment, *Refusal) {
-	reps := n.freeReplicas(r, name)
+	var buf [scratchSlots]slot
+	reps := n.freeReplicas(r, name, buf[:0])
 	if int64(len(reps)) < count {
 		return Assignment{}, &Refusal{Resource: name, Reason: fmt.Sprintf("need %d replicas, %d free", count, len(reps))}
 	}
@@ -91,11 +95,15 @@ func (n *NodeDevices) fitReplicas(r Request, name resources.Name, count int64) (
 // fitMIG serves mixed-strategy MIG requests, profile by profile.
 func (n *NodeDevices) fitMIG(r Request) (Assignment, *Refusal) {
 	var a Assignment
+	var buf [scratchSlots]slot
 	for _, mc := range r.MIG {
-		inst := n.freeInstances(r, mc.Profile, MIGMixed)
+		inst := n.freeInstances(r, mc.Profile, MIGMixed, buf[:0])
 		if int64(len(inst)) < mc.Count {
 			return Assignment{}, &Refusal{Resource: resources.MIGResource(mc.Profile), Reason: fmt.Sprintf(
 				"need %d instances, %d free (%d on the node)", mc.Count, len(inst), n.instanceTotal(mc.Profile))}
+		}
+		if len(r.MIG) == 1 {
+			return n.instanceAssignment(inst[:mc.Count]), nil
 		}
 		a.Devices = append(a.Devices, n.instanceAssignment(inst[:mc.Count]).Devices...)
 	}
@@ -172,12 +180,16 @@ func (n *NodeDevices) instanceTotal(profile string) int {
 	return c
 }
 
-// slot is a free MIG instance or replica: GPU position in n.gpus and slot index.
-type slot struct{ pos, k int }
+// scratchSlots sizes the stack buffers for free instances and replicas (8 GPUs × 7
+// instances fit; more spill to the heap).
+const scratchSlots = 64
 
-// freeWhole lists positions of GPUs that can go whole now.
-func (n *NodeDevices) freeWhole(r Request) []int {
-	var out []int
+// slot is a free MIG instance or replica: GPU position in n.gpus and slot index, with
+// its GPU's free count (the sort key, computed once).
+type slot struct{ pos, k, free int }
+
+// freeWhole appends to out the positions of GPUs that can go whole now.
+func (n *NodeDevices) freeWhole(r Request, out []int) []int {
 	for i := range n.gpus {
 		g := &n.gpus[i]
 		if !eligible(g, r) {
@@ -190,55 +202,55 @@ func (n *NodeDevices) freeWhole(r Request) []int {
 	return out
 }
 
-// freeInstances lists free MIG instances of profile ("" = any) under strategy, fullest
+// freeInstances appends to out the free MIG instances of profile ("" = any) under strategy, fullest
 // GPU first, then lowest index and start.
-func (n *NodeDevices) freeInstances(r Request, profile string, strategy MIGStrategy) []slot {
-	var out []slot
+func (n *NodeDevices) freeInstances(r Request, profile string, strategy MIGStrategy, out []slot) []slot {
 	for i := range n.gpus {
 		g := &n.gpus[i]
 		if !eligible(g, r) || g.kind != unitMIG || g.spec.Sharing.EffectiveMIGStrategy() != strategy {
 			continue
 		}
+		free := g.freeInstanceCount()
 		for k, in := range g.spec.Instances {
 			if !g.instUsed[k] && (profile == "" || in.Profile == profile) {
-				out = append(out, slot{i, k})
+				out = append(out, slot{i, k, free})
 			}
 		}
 	}
-	n.sortFullestFirst(out, func(g *gpuState) int { return g.freeInstanceCount() })
+	sortFullestFirst(out)
 	return out
 }
 
-// freeReplicas lists free replicas advertised as name, fullest GPU first.
-func (n *NodeDevices) freeReplicas(r Request, name resources.Name) []slot {
-	var out []slot
+// freeReplicas appends to out the free replicas advertised as name, fullest GPU first.
+func (n *NodeDevices) freeReplicas(r Request, name resources.Name, out []slot) []slot {
 	for i := range n.gpus {
 		g := &n.gpus[i]
 		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name {
 			continue
 		}
+		free := g.freeReplicaCount()
 		for k, used := range g.replicaUsed {
 			if !used {
-				out = append(out, slot{i, k})
+				out = append(out, slot{i, k, free})
 			}
 		}
 	}
-	n.sortFullestFirst(out, func(g *gpuState) int { return g.freeReplicaCount() })
+	sortFullestFirst(out)
 	return out
 }
 
-// sortFullestFirst orders slots by their GPU's free count, then position, then slot.
-func (n *NodeDevices) sortFullestFirst(s []slot, free func(*gpuState) int) {
-	sort.SliceStable(s, func(i, j int) bool {
-		fi, fj := free(&n.gpus[s[i].pos]), free(&n.gpus[s[j].pos])
-		if fi != fj {
-			return fi < fj
-		}
-		if s[i].pos != s[j].pos {
-			return s[i].pos < s[j].pos
-		}
-		return s[i].k < s[j].k
-	})
+// sortFullestFirst orders slots by their GPU's free count, then position, then slot
+// (a total order, so no stable sort is needed).
+func sortFullestFirst(s []slot) { slices.SortFunc(s, compareSlots) }
+
+func compareSlots(a, b slot) int {
+	if a.free != b.free {
+		return cmp.Compare(a.free, b.free)
+	}
+	if a.pos != b.pos {
+		return cmp.Compare(a.pos, b.pos)
+	}
+	return cmp.Compare(a.k, b.k)
 }
 
 func (g *gpuState) freeInstanceCount() int {
@@ -294,5 +306,5 @@ func (n *NodeDevices) replicaAssignment(slots []slot) Assignment {
 
 func (g *gpuState) replicaDevice(k int) Device {
 	s := g.spec.Sharing
-	return Device{GPU: g.spec.Index, Kind: ReplicaDevice, Replica: k, Milli: replicaMilli(s.Replicas), Memory: s.ReplicaMemory(g.model)}
+	return Device{GPU: g.spec.Index, Kind: ReplicaDevice, Replica: k, Milli: replicaMilli(s.Replicas), Memory: s.ReplicaMemory(*g.model)}
 }

@@ -219,3 +219,67 @@ func TestNewNodeDevicesRejectsBadGPUs(t *testing.T) {
 		})
 	}
 }
+
+// TestNewNodeDevicesWith checks that pre-resolved models are used as given, that other
+// names still go to the catalog, and that unknown names are errors naming the GPU.
+func TestNewNodeDevicesWith(t *testing.T) {
+	h100 := mustModel(t, "H100")
+	t4 := mustModel(t, "T4")
+	tests := []struct {
+		name   string
+		models []Model
+		gpus   []GPU
+		// wantErr is a substring of the expected error ("" = no error); wantMemory is
+		// the node's gantry.dev/gpu-memory capacity otherwise.
+		wantErr    string
+		wantMemory int64
+	}{
+		{name: "known model used", models: []Model{h100}, gpus: []GPU{{Index: 0, Model: h100.ID, Healthy: true}}, wantMemory: 80 * 1024},
+		{name: "other model looked up", models: []Model{h100}, gpus: []GPU{{Index: 0, Model: t4.ID, Healthy: true}, {Index: 1, Model: h100.ID, Healthy: true}}, wantMemory: 96 * 1024},
+		{name: "no models", gpus: []GPU{{Index: 0, Model: "L4", Healthy: true}}, wantMemory: 24 * 1024},
+		{name: "unknown model", models: []Model{h100}, gpus: []GPU{{Index: 3, Model: "B300", Healthy: true}}, wantErr: "GPU-3: model"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := NewNodeDevicesWith(tc.models, tc.gpus)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := int64(n.Capacity()[resources.GPUMemory]); got != tc.wantMemory {
+				t.Fatalf("gpu-memory capacity %d, want %d", got, tc.wantMemory)
+			}
+		})
+	}
+}
+
+// TestFreeMilliViewReplicas: a GPU time-sliced three ways offers 3 × 333m, not 1000m, and
+// the view follows commits and health changes without being rebuilt.
+func TestFreeMilliViewReplicas(t *testing.T) {
+	n := makeNode("T4", 2).TimeSlicing(3, false).Obj(t)
+	if got, want := n.FreeMilliView(), []resources.MilliGPU{999, 999}; !slices.Equal(got, want) {
+		t.Fatalf("view %v, want %v", got, want)
+	}
+	a, ref := n.Fit(req(t, "nvidia.com/gpu", 1))
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	if err := n.Commit(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.SetHealthy(1, false); err != nil {
+		t.Fatal(err)
+	}
+	// The replica goes to the lower index among equally full GPUs: GPU-0.
+	if got, want := n.FreeMilliView(), []resources.MilliGPU{666, 0}; !slices.Equal(got, want) {
+		t.Fatalf("view %v, want %v", got, want)
+	}
+	if got := n.FreeMilliByGPU(); !slices.Equal(got, n.FreeMilliView()) {
+		t.Fatalf("FreeMilliByGPU %v differs from the view %v", got, n.FreeMilliView())
+	}
+}

@@ -2,8 +2,10 @@ package devices
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -118,19 +120,12 @@ func LookupModel(name string) (Model, error) {
 		return Model{}, fmt.Errorf("GPU model name is empty")
 	}
 	for _, m := range catalog() {
-		for _, n := range m.names() {
-			if normalizeModelName(n) == key {
-				return m, nil
-			}
+		if sameModelName(string(m.ID), key) || slices.ContainsFunc(m.Products, func(n string) bool { return sameModelName(n, key) }) ||
+			slices.ContainsFunc(m.Aliases, func(n string) bool { return sameModelName(n, key) }) {
+			return m, nil
 		}
 	}
 	return Model{}, fmt.Errorf("unknown GPU model %q: known models are %s", name, strings.Join(modelIDs(), ", "))
-}
-
-func (m Model) names() []string {
-	out := []string{string(m.ID)}
-	out = append(out, m.Products...)
-	return append(out, m.Aliases...)
 }
 
 func modelIDs() []string {
@@ -144,10 +139,43 @@ func modelIDs() []string {
 // normalizeModelName upper-cases, turns spaces and underscores into dashes and drops
 // the suffixes GFD appends under time-slicing ("-SHARED") and MIG single ("-MIG-1G.10GB").
 func normalizeModelName(s string) string {
-	s = strings.ToUpper(strings.TrimSpace(s))
-	s = strings.NewReplacer(" ", "-", "_", "-").Replace(s)
+	s = strings.Map(normalizeModelRune, strings.TrimSpace(s))
 	if i := strings.Index(s, "-MIG-"); i > 0 {
 		s = s[:i]
 	}
 	return strings.TrimSuffix(s, "-SHARED")
+}
+
+func normalizeModelRune(r rune) rune {
+	if r == ' ' || r == '_' {
+		return '-'
+	}
+	return unicode.ToUpper(r)
+}
+
+// sameModelName reports whether catalog name n (which carries no GFD suffix) normalizes
+// to key, without allocating: LookupModel compares key with every name of the catalog.
+func sameModelName(n, key string) bool {
+	n = strings.TrimSpace(n)
+	for i := 0; i < len(n); i++ {
+		if n[i] >= 0x80 { // normalizing ASCII keeps the length; anything else the slow way
+			return normalizeModelName(n) == key
+		}
+	}
+	if len(n) != len(key) {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if rune(key[i]) != normalizeModelRune(rune(n[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// names lists every name m is known by.
+func (m Model) names() []string {
+	out := []string{string(m.ID)}
+	out = append(out, m.Products...)
+	return append(out, m.Aliases...)
 }

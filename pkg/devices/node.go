@@ -2,6 +2,7 @@ package devices
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -11,12 +12,19 @@ import (
 // It is plain data with no I/O; Clone gives an independent copy for what-if work.
 type NodeDevices struct {
 	gpus []gpuState
+	// freeMilli is each GPU's free share in the common unit, kept current by Commit,
+	// Release and SetHealthy, so readers get it without recomputing (FreeMilliView).
+	freeMilli []resources.MilliGPU
 }
 
 // gpuState is one GPU with its model and what is held on it.
 type gpuState struct {
-	spec        GPU
-	model       Model
+	spec GPU
+	// model is resolved once when the node is built and shared, read-only, by every GPU
+	// of that model on the node and by clones (looking it up costs a catalog build).
+	model *Model
+	// instMilli is each MIG instance's share in the common unit (shared, read-only).
+	instMilli   []resources.MilliGPU
 	kind        unitKind
 	wholeUsed   bool
 	instUsed    []bool  // per spec.Instances entry
@@ -36,12 +44,22 @@ type share struct {
 // held. GPUs are kept sorted by index; indices must be unique and non-negative, models
 // known, sharing valid for the model, MIG layouts valid, and every MIG GPU on the node must
 // use one strategy (one profile under single), as the device plugin requires.
-func NewNodeDevices(gpus []GPU) (*NodeDevices, error) {
+func NewNodeDevices(gpus []GPU) (*NodeDevices, error) { return NewNodeDevicesWith(nil, gpus) }
+
+// NewNodeDevicesWith is NewNodeDevices with the models already looked up: a GPU whose
+// Model is one of their IDs uses that model without a catalog look-up (builders of many
+// nodes, such as node pools, look the model up once). The models are kept, shared and
+// read-only, so the caller must not change them (their MIG geometry) afterwards.
+func NewNodeDevicesWith(models []Model, gpus []GPU) (*NodeDevices, error) {
+	known := make([]namedModel, len(models))
+	for k := range models {
+		known[k] = namedModel{name: models[k].ID, model: &models[k]}
+	}
 	sorted := append([]GPU(nil), gpus...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
-	n := &NodeDevices{gpus: make([]gpuState, len(sorted))}
+	n := &NodeDevices{gpus: make([]gpuState, len(sorted)), freeMilli: make([]resources.MilliGPU, len(sorted))}
 	for i, g := range sorted {
-		st, err := newGPUState(g)
+		st, err := newGPUState(g, &known) // one look-up per distinct model name at most
 		if err != nil {
 			return nil, err
 		}
@@ -49,6 +67,7 @@ func NewNodeDevices(gpus []GPU) (*NodeDevices, error) {
 			return nil, fmt.Errorf("GPU-%d: index appears twice", g.Index)
 		}
 		n.gpus[i] = st
+		n.freeMilli[i] = st.freeMilliNow()
 	}
 	if err := n.checkMIGStrategy(); err != nil {
 		return nil, err
@@ -56,15 +75,37 @@ func NewNodeDevices(gpus []GPU) (*NodeDevices, error) {
 	return n, nil
 }
 
-func newGPUState(g GPU) (gpuState, error) {
-	if g.Index < 0 {
-		return gpuState{}, fmt.Errorf("GPU-%d: index is negative", g.Index)
+// modelFor returns the model named by a GPU, from models when an earlier GPU of the node
+// named it the same way, else from the catalog (and remembers it).
+func modelFor(g GPU, models *[]namedModel) (*Model, error) {
+	for _, nm := range *models {
+		if nm.name == g.Model {
+			return nm.model, nil
+		}
 	}
 	m, err := LookupModel(string(g.Model))
 	if err != nil {
+		return nil, err
+	}
+	*models = append(*models, namedModel{name: g.Model, model: &m})
+	return &m, nil
+}
+
+// namedModel is a model and the name a GPU gave for it.
+type namedModel struct {
+	name  ModelID
+	model *Model
+}
+
+func newGPUState(g GPU, models *[]namedModel) (gpuState, error) {
+	if g.Index < 0 {
+		return gpuState{}, fmt.Errorf("GPU-%d: index is negative", g.Index)
+	}
+	m, err := modelFor(g, models)
+	if err != nil {
 		return gpuState{}, fmt.Errorf("GPU-%d: model: %w", g.Index, err)
 	}
-	if err := ValidateSharing(m, g.Sharing); err != nil {
+	if err := ValidateSharing(*m, g.Sharing); err != nil {
 		return gpuState{}, fmt.Errorf("GPU-%d: %w", g.Index, err)
 	}
 	if len(g.Instances) > 0 && g.Sharing.EffectiveMode() != MIG {
@@ -78,6 +119,11 @@ func newGPUState(g GPU) (gpuState, error) {
 	switch st.kind {
 	case unitMIG:
 		st.instUsed = make([]bool, len(g.Instances))
+		st.instMilli = make([]resources.MilliGPU, len(g.Instances))
+		for k, in := range g.Instances {
+			p, _ := m.Profile(in.Profile)
+			st.instMilli[k] = p.Milli(m.MIG)
+		}
 	case unitReplica:
 		st.replicaUsed = make([]bool, g.Sharing.Replicas)
 	}
@@ -121,9 +167,28 @@ func (n *NodeDevices) GPUs() []GPU {
 
 // Clone returns an independent copy; only the small per-GPU usage slices are copied.
 func (n *NodeDevices) Clone() *NodeDevices {
-	c := &NodeDevices{gpus: make([]gpuState, len(n.gpus))}
+	c := &NodeDevices{gpus: make([]gpuState, len(n.gpus)), freeMilli: slices.Clone(n.freeMilli)}
+	total := 0
 	for i := range n.gpus {
-		c.gpus[i] = n.gpus[i].clone()
+		total += len(n.gpus[i].instUsed) + len(n.gpus[i].replicaUsed)
+	}
+	// One backing array for every GPU's usage flags: snapshots clone thousands of nodes.
+	// The flags never grow, and each slice is capped so none can reach its neighbour.
+	flags := make([]bool, 0, total)
+	carve := func(src []bool) []bool {
+		if src == nil {
+			return nil
+		}
+		at := len(flags)
+		flags = append(flags, src...)
+		return flags[at:len(flags):len(flags)]
+	}
+	for i := range n.gpus {
+		g := n.gpus[i]
+		g.instUsed = carve(g.instUsed)
+		g.replicaUsed = carve(g.replicaUsed)
+		g.shares = slices.Clone(g.shares)
+		c.gpus[i] = g
 	}
 	return c
 }
@@ -143,6 +208,7 @@ func (n *NodeDevices) SetHealthy(index int, ok bool) error {
 		return fmt.Errorf("GPU-%d: no such GPU on the node", index)
 	}
 	n.gpus[i].spec.Healthy = ok
+	n.freeMilli[i] = n.gpus[i].freeMilliNow()
 	return nil
 }
 
@@ -198,7 +264,7 @@ func (g *gpuState) addOffer(v resources.Vector, freeOnly bool) {
 			}
 			add(replicaResource(s), 1)
 			add(resources.GPUMilli, int64(replicaMilli(s.Replicas)))
-			add(resources.GPUMemory, int64(s.ReplicaMemory(g.model)))
+			add(resources.GPUMemory, int64(s.ReplicaMemory(*g.model)))
 		}
 	case unitShare:
 		if !freeOnly {
@@ -222,14 +288,39 @@ func (g *gpuState) entirelyFree() bool { return !g.wholeUsed && len(g.shares) ==
 
 // FreeMilliByGPU is each GPU's free share in the common unit, in GPUs() order, by the
 // same rules as Free (0 for an unhealthy GPU), for scorers that look at fragmentation.
-func (n *NodeDevices) FreeMilliByGPU() []resources.MilliGPU {
-	out := make([]resources.MilliGPU, len(n.gpus))
-	for i := range n.gpus {
-		if n.gpus[i].spec.Healthy {
-			v := resources.Vector{}
-			n.gpus[i].addOffer(v, true)
-			out[i] = resources.MilliGPU(v[resources.GPUMilli])
-		}
+// It returns a copy; FreeMilliView is the same without one.
+func (n *NodeDevices) FreeMilliByGPU() []resources.MilliGPU { return slices.Clone(n.freeMilli) }
+
+// FreeMilliView is FreeMilliByGPU without a copy, for hot paths: the slice is read-only
+// and changes with the node (Commit, Release, SetHealthy); callers must not write it.
+func (n *NodeDevices) FreeMilliView() []resources.MilliGPU { return n.freeMilli }
+
+// freeMilliNow is what the GPU has free in the common unit, by the rules of Free: a
+// whole GPU 1000 or 0, a MIG GPU its free instances' shares, a time-sliced or MPS GPU
+// its free replicas × ⌊1000/replicas⌋, a fractional GPU what its shares leave.
+func (g *gpuState) freeMilliNow() resources.MilliGPU {
+	if !g.spec.Healthy {
+		return 0
 	}
-	return out
+	switch g.kind {
+	case unitMIG:
+		var sum resources.MilliGPU
+		for k, used := range g.instUsed {
+			if !used {
+				sum += g.instMilli[k]
+			}
+		}
+		return sum
+	case unitReplica:
+		return resources.MilliGPU(g.freeReplicaCount()) * replicaMilli(g.spec.Sharing.Replicas)
+	case unitShare:
+		if g.wholeUsed {
+			return 0
+		}
+		return resources.MilliPerGPU - g.usedMilli
+	}
+	if g.wholeUsed {
+		return 0
+	}
+	return resources.MilliPerGPU
 }

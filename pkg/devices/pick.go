@@ -1,66 +1,117 @@
 package devices
 
-import "sort"
+import "slices"
 
-// group is a set of candidate GPU positions sharing one NVLink domain or PCIe switch.
-type group struct {
-	id  int
-	pos []int // ascending
+// topoLevel is the grouping pickTopology works on: NVLink domains, then PCIe switches.
+type topoLevel uint8
+
+const (
+	levelNVLink topoLevel = iota
+	levelSwitch
+)
+
+func (g *gpuState) groupID(l topoLevel) int {
+	if l == levelNVLink {
+		return g.spec.NVLinkDomain
+	}
+	return g.spec.PCIeSwitch
 }
 
-// pickTopology chooses k of the candidate positions (ascending): inside one NVLink
-// domain when one has room (the tightest such domain, so larger free domains stay
+// groupCount is one group of candidates: its id and how many candidates it holds (or,
+// after chooseGroups, how many to take from it).
+type groupCount struct{ id, n int }
+
+// scratchGroups sizes the stack buffers of the pick: nodes have a handful of NVLink
+// domains and switches, so Fit does not allocate for them (more spill to the heap).
+const scratchGroups = 16
+
+// pickTopology appends k of the candidate positions (ascending) to out: inside one
+// NVLink domain when one has room (the tightest such domain, so larger free domains stay
 // whole), else spanning the domains with most free GPUs first. Inside a domain the same
 // rule applies to PCIe switches. Ties go to the lower id; picks are returned ascending.
-func pickTopology(gpus []gpuState, cands []int, k int) []int {
-	domains := groupBy(cands, func(p int) int { return gpus[p].spec.NVLinkDomain })
-	out := pickFromGroups(domains, k, func(g group, k int) []int {
-		switches := groupBy(g.pos, func(p int) int { return gpus[p].spec.PCIeSwitch })
-		return pickFromGroups(switches, k, func(s group, k int) []int { return s.pos[:k] })
-	})
-	sort.Ints(out)
+// It works on stack buffers: it runs for every node a whole-GPU pod is tried on.
+func pickTopology(gpus []gpuState, cands []int, k int, out []int) []int {
+	start := len(out)
+	var gbuf [scratchGroups]groupCount
+	var sub [scratchGroups]int
+	for _, d := range chooseGroups(countGroups(gpus, cands, levelNVLink, gbuf[:0]), k) {
+		in := sub[:0]
+		for _, p := range cands {
+			if gpus[p].spec.NVLinkDomain == d.id {
+				in = append(in, p)
+			}
+		}
+		out = pickSwitches(gpus, in, d.n, out)
+	}
+	slices.Sort(out[start:])
 	return out
 }
 
-// pickFromGroups takes k from the tightest group holding k, or else from the largest
-// groups in turn; take(g, m) picks m positions inside group g.
-func pickFromGroups(groups []group, k int, take func(group, int) []int) []int {
+// pickSwitches appends k of cands (ascending, one NVLink domain) by the same rule over
+// PCIe switches, taking the lowest positions inside a switch.
+func pickSwitches(gpus []gpuState, cands []int, k int, out []int) []int {
+	var gbuf [scratchGroups]groupCount
+	for _, s := range chooseGroups(countGroups(gpus, cands, levelSwitch, gbuf[:0]), k) {
+		m := s.n
+		for _, p := range cands {
+			if m == 0 {
+				break
+			}
+			if gpus[p].spec.PCIeSwitch == s.id {
+				out = append(out, p)
+				m--
+			}
+		}
+	}
+	return out
+}
+
+// countGroups appends to dst the groups of cands at level l, ordered by id.
+func countGroups(gpus []gpuState, cands []int, l topoLevel, dst []groupCount) []groupCount {
+	for _, p := range cands {
+		id := gpus[p].groupID(l)
+		i := 0
+		for i < len(dst) && dst[i].id < id {
+			i++
+		}
+		if i < len(dst) && dst[i].id == id {
+			dst[i].n++
+			continue
+		}
+		dst = slices.Insert(dst, i, groupCount{id: id, n: 1})
+	}
+	return dst
+}
+
+// chooseGroups turns groups (ordered by id) into what to take, in order: k from the
+// tightest group holding k (the lowest id among equals), or else the largest groups in
+// turn (a stable order, so ties go to the lower id), each with how many to take. It
+// rewrites groups in place.
+func chooseGroups(groups []groupCount, k int) []groupCount {
 	best := -1
 	for i, g := range groups {
-		if len(g.pos) >= k && (best < 0 || len(g.pos) < len(groups[best].pos)) {
+		if g.n >= k && (best < 0 || g.n < groups[best].n) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		return take(groups[best], k)
+		groups[0] = groupCount{id: groups[best].id, n: k}
+		return groups[:1]
 	}
-	sort.SliceStable(groups, func(i, j int) bool { return len(groups[i].pos) > len(groups[j].pos) })
-	var out []int
+	// Insertion sort, largest first: stable and allocation-free on a few groups.
+	for i := 1; i < len(groups); i++ {
+		for j := i; j > 0 && groups[j].n > groups[j-1].n; j-- {
+			groups[j], groups[j-1] = groups[j-1], groups[j]
+		}
+	}
+	out := groups[:0]
 	for _, g := range groups {
 		if k == 0 {
 			break
 		}
-		m := min(k, len(g.pos))
-		out = append(out, take(g, m)...)
+		m := min(k, g.n)
+		out = append(out, groupCount{id: g.id, n: m})
 		k -= m
 	}
-	return out
-}
-
-// groupBy splits ascending positions into groups by key, ordered by key.
-func groupBy(pos []int, key func(int) int) []group {
-	idx := map[int]int{}
-	var out []group
-	for _, p := range pos {
-		id := key(p)
-		i, ok := idx[id]
-		if !ok {
-			i = len(out)
-			idx[id] = i
-			out = append(out, group{id: id})
-		}
-		out[i].pos = append(out[i].pos, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }

@@ -125,6 +125,17 @@ func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
 	if got := resources.MilliGPU(free[resources.GPUMilli]) + heldMilli; got != resources.MilliGPU(capacity[resources.GPUMilli]) {
 		t.Fatalf("free %d + held %d != capacity %d", free[resources.GPUMilli], heldMilli, capacity[resources.GPUMilli])
 	}
+	// The kept per-GPU view must agree with Free recomputed from scratch, GPU by GPU.
+	view := n.FreeMilliView()
+	for i := range n.gpus {
+		v := resources.Vector{}
+		if n.gpus[i].spec.Healthy {
+			n.gpus[i].addOffer(v, true)
+		}
+		if view[i] != resources.MilliGPU(v[resources.GPUMilli]) {
+			t.Fatalf("GPU-%d: FreeMilliView %d, Free says %d", n.gpus[i].spec.Index, view[i], v[resources.GPUMilli])
+		}
+	}
 }
 
 // dumpState renders what is held on every GPU canonically (shares sorted).

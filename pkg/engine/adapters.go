@@ -64,31 +64,25 @@ type placementLayer struct {
 	scorers []placement.WeightedScorer
 	perCQ   map[string][]placement.WeightedScorer
 	queues  map[string]api.ClusterQueue
+	budgets map[string]api.DisruptionBudget
 	rng     *rand.Rand
 	grace   time.Duration
 }
 
 var _ Placer = (*placementLayer)(nil)
 
-// NewPlacer returns the Placer over pkg/placement with cfg.Scorers for every queue
-// (cfg.ClusterQueues is not read: use NewQueuePlacer for per-queue policies).
+// NewPlacer returns the Placer over pkg/placement with cfg.Scorers for every queue.
+// cfg.ClusterQueues still give each queue's preemption policy and disruption budget,
+// but not its scorers: use NewQueuePlacer for per-queue placement policies.
 func NewPlacer(cfg PlacerConfig) Placer {
-	cfg.ClusterQueues = nil
-	p, _ := NewQueuePlacer(cfg) // cannot fail without queue policies
-	return p
+	return newPlacementLayer(cfg, map[string][]placement.WeightedScorer{})
 }
 
 // NewQueuePlacer is NewPlacer that also honours each ClusterQueue's placement policy. A
 // policy naming an unknown scorer or a non-positive weight is an error naming the queue.
 func NewQueuePlacer(cfg PlacerConfig) (Placer, error) {
-	fl := make(map[string]api.ResourceFlavor, len(cfg.Flavors))
-	for _, f := range cfg.Flavors {
-		fl[f.Name] = f
-	}
 	perCQ := map[string][]placement.WeightedScorer{}
-	queues := map[string]api.ClusterQueue{}
 	for _, cq := range cfg.ClusterQueues {
-		queues[cq.Name] = cq
 		if len(cq.Placement.Scorers) == 0 {
 			continue
 		}
@@ -98,8 +92,21 @@ func NewQueuePlacer(cfg PlacerConfig) (Placer, error) {
 		}
 		perCQ[cq.Name] = ss
 	}
+	return newPlacementLayer(cfg, perCQ), nil
+}
+
+func newPlacementLayer(cfg PlacerConfig, perCQ map[string][]placement.WeightedScorer) *placementLayer {
+	fl := make(map[string]api.ResourceFlavor, len(cfg.Flavors))
+	for _, f := range cfg.Flavors {
+		fl[f.Name] = f
+	}
+	queues := make(map[string]api.ClusterQueue, len(cfg.ClusterQueues))
+	for _, cq := range cfg.ClusterQueues {
+		queues[cq.Name] = cq
+	}
 	return &placementLayer{flavors: fl, scorers: cfg.Scorers, perCQ: perCQ, queues: queues,
-		rng: rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace}, nil
+		budgets: placement.BudgetsOf(cfg.ClusterQueues),
+		rng:     rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace}
 }
 
 // options are the placement options for a workload admitted in clusterQueue; rnd is
@@ -183,44 +190,53 @@ func bindingsOf(ov *cluster.Overlay, w *api.Workload, pl *placement.Placement) [
 }
 
 // Preempt runs placement's victim search under the ClusterQueue's withinClusterQueue
-// policy (empty: LowerPriority) and every queue's disruption budget.
+// policy (empty: LowerPriority), every queue's disruption budget and the preemption
+// history (past cycles plus earlier preemptions of this cycle).
 func (p *placementLayer) Preempt(c PlaceCall) PreemptResult {
 	w, a := c.Workload, c.Assignment
 	req := placement.PreemptionRequest{
 		Preemptor: placement.Preemptor{ID: w.ID(), Priority: w.Priority, Created: w.Created},
 		Policy:    p.queues[a.ClusterQueue].Preemption.WithinClusterQueue,
-		Running:   c.Running, History: c.History, Now: c.Now, GracePeriod: p.grace,
-		Budgets: map[string]api.DisruptionBudget{},
+		Running:   c.Running, History: c.History, Now: c.Now, GracePeriod: p.graceFor(c),
+		Budgets: p.budgets,
 	}
 	if req.Policy == api.PreemptNever {
 		return PreemptResult{Reason: "ClusterQueue " + a.ClusterQueue + " never preempts"}
-	}
-	for name, q := range p.queues {
-		if q.DisruptionBudget.MaxGPUs > 0 {
-			req.Budgets[name] = q.DisruptionBudget
-		}
 	}
 	res, err := placement.SelectVictims(c.Overlay, p.fit(c), req)
 	if err != nil {
 		return PreemptResult{Reason: err.Error()}
 	}
 	if res.Outcome != placement.PreemptFound {
-		return PreemptResult{Reason: string(res.Outcome)}
+		return PreemptResult{Reason: res.Summary()}
 	}
-	out := PreemptResult{}
+	out := PreemptResult{Notices: res.Notices, Records: res.Records(c.Now)}
 	for _, v := range res.Victims {
 		out.Victims = append(out.Victims, v.Workload)
 	}
 	return out
 }
 
+// graceFor is the placer's own notice period, else the engine's.
+func (p *placementLayer) graceFor(c PlaceCall) time.Duration {
+	if p.grace > 0 {
+		return p.grace
+	}
+	return c.Grace
+}
+
+// Reserve plans a backfill reservation that does not count on GPUs held by earlier
+// heads (c.Held) and keeps last cycle's reservation (c.Previous) while it is valid.
 func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 	w, a := c.Workload, c.Assignment
 	res, err := placement.PlanReservation(c.Overlay, p.fit(c), placement.ReservationRequest{
 		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Running, Now: c.Now,
+		Held: c.Held, Previous: c.Previous,
 	})
 	if err != nil || res.Outcome != placement.Reserved || res.Reservation == nil {
 		return plan.Reservation{}, false
 	}
-	return plan.Reservation{Workload: w.ID(), Nodes: res.Reservation.Nodes(), ETA: res.Reservation.Start, Reason: res.Reason}, true
+	r := res.Reservation
+	return plan.Reservation{Workload: w.ID(), Nodes: r.Nodes(), ETA: r.Start, Reason: res.Reason,
+		Pods: r.Pods, Waits: r.Waits}, true
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -69,21 +70,30 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool)
 	return tried, false
 }
 
-// tryPlace places and admits the gang if it fits now and respects reservations. A
-// shape that failed earlier in this cycle is not tried again: within a cycle the overlay
-// only gains pods, so what did not fit still does not.
+// tryPlace places and admits the gang if it fits now and respects reservations. The
+// GPUs of reservations that start before the workload would end are held on the
+// overlay while it is placed, so it lands on GPUs no reservation needs (backfill on a
+// reserved node). A shape that failed earlier in this cycle under the same holds is not
+// tried again: within a cycle the overlay only gains pods, so it still does not fit.
 func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) {
-	key := shapeKey(p.Workload, a)
+	if res, short := c.lacksGPU(p.Workload); short {
+		return res, false
+	}
+	holds := c.holdsFor(p)
+	key := shapeKey(p.Workload, a) + holdKey(holds)
 	if res, failed := c.failed[key]; failed {
 		return res, false
 	}
 	mark := c.ov.Mark()
+	held := c.hold(holds)
 	res := c.e.placer.Place(c.call(p.Workload, a))
 	if !res.OK {
+		c.ov.Undo(mark)
 		c.failed[key] = res
 		return res, false
 	}
-	if why, blocked := c.blockedByReservation(res.Bindings, p); blocked {
+	c.release(held)
+	if why, ok := c.allowedSince(p, mark); !ok {
 		c.ov.Undo(mark)
 		return PlaceResult{Reason: ReasonBlockedByReservation, Details: []string{why}}, false
 	}
@@ -92,7 +102,21 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 		return PlaceResult{Reason: "AdmitFailed", Details: []string{err.Error()}}, false
 	}
 	c.admit(a, res.Bindings)
+	c.takeGPU(res.Bindings)
+	c.started = append(c.started, c.startedView(p, res.Bindings))
 	return res, true
+}
+
+// startedView is a workload admitted this cycle as a running gang, for later
+// reservation walks in the same cycle (it ends at now + its known runtime).
+func (c *cycle) startedView(p Pending, bs []plan.Binding) placement.Running {
+	r := placement.Running{ID: p.Workload.ID(), Queue: p.ClusterQueue, Priority: p.Workload.Priority,
+		Created: p.Workload.Created, StartedAt: c.in.Now, ExpectedEnd: c.expectedEnd(p)}
+	for _, b := range bs {
+		r.Pods = append(r.Pods, cluster.PodRef{Workload: b.Workload, PodSet: b.PodSet, Index: b.Index})
+		r.GPUMilli += b.Assignment.MilliGPU()
+	}
+	return r
 }
 
 // cannotPlace handles a workload that fits quota but not the nodes: placement
@@ -116,8 +140,11 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 		return
 	}
 	if c.e.cfg.Reservations && len(c.out.Reservations) < c.e.cfg.reservationDepth() {
-		if r, ok := c.e.placer.Reserve(c.call(p.Workload, a)); ok {
-			c.reserve(r, id, res.Reason)
+		call := c.call(p.Workload, a)
+		call.Running = append(append([]placement.Running(nil), c.in.Running...), c.started...)
+		call.Held, call.Previous = c.held, c.previous(id)
+		if r, ok := c.e.placer.Reserve(call); ok {
+			c.reserve(r, id, a.ClusterQueue, res.Reason)
 			return
 		}
 	}
@@ -140,7 +167,8 @@ func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []st
 		}
 	}
 	victims := sortedIDs(pr.Victims)
-	c.notice(victims, id, plan.LayerPlacement, "preempted to make room on nodes for "+string(id))
+	c.notice(victims, id, plan.LayerPlacement, "preempted to make room on nodes for "+string(id), pr.Notices)
+	c.recordPreemptions(victims, pr.Records)
 	c.reject(p, plan.LayerPlacement, ReasonWaitingForPreemption,
 		append([]string{"victims: " + joinIDs(victims)}, placeWhy...)...)
 	return true
@@ -181,7 +209,8 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 			append([]string{"quota fits after preempting " + joinIDs(ids) + ", the nodes do not: " + res.Reason}, res.Details...)...)
 		return
 	}
-	c.notice(ids, id, plan.LayerAdmission, "preempted to free quota for "+string(id))
+	c.notice(ids, id, plan.LayerAdmission, "preempted to free quota for "+string(id), nil)
+	c.recordPreemptions(ids, nil)
 	c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, "victims: "+joinIDs(ids))
 }
 
@@ -237,35 +266,6 @@ func (c *cycle) admit(a admission.Assignment, bindings []plan.Binding) {
 		PodSets: podSetAssignments(a), Borrowing: a.Borrows(), Quota: a,
 	})
 	c.out.Bindings = append(c.out.Bindings, bindings...)
-}
-
-func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, why string) {
-	r.Workload = id
-	if r.Reason == "" {
-		r.Reason = "quota fits, the cluster does not yet (" + why + "); capacity reserved"
-	}
-	c.out.Reservations = append(c.out.Reservations, r)
-	for _, n := range r.Nodes {
-		if cur, ok := c.reserved[n]; !ok || r.ETA.Before(cur) {
-			c.reserved[n] = r.ETA
-		}
-	}
-}
-
-// blockedByReservation reports whether bindings use a reserved node without ending
-// before its reservation starts.
-func (c *cycle) blockedByReservation(bs []plan.Binding, p Pending) (string, bool) {
-	for _, b := range bs {
-		eta, ok := c.reserved[b.Node]
-		if !ok {
-			continue
-		}
-		if p.Runtime == 0 || c.in.Now.Add(p.Runtime).After(eta) {
-			return fmt.Sprintf("node %s is reserved from %s and this workload's runtime (%s) does not end before",
-				b.Node, eta.Sub(c.in.Now), runtimeText(p.Runtime)), true
-		}
-	}
-	return "", false
 }
 
 func podSetAssignments(a admission.Assignment) []plan.PodSetAssignment {
@@ -327,5 +327,5 @@ func runtimeText(d time.Duration) string {
 // call builds the placement question for w under a on this cycle's overlay.
 func (c *cycle) call(w *api.Workload, a admission.Assignment) PlaceCall {
 	return PlaceCall{Overlay: c.ov, Workload: w, Assignment: a, Rand: c.in.Rand, Now: c.in.Now,
-		Running: c.in.Running, History: c.in.History}
+		Running: c.in.Running, History: c.history, Grace: c.e.cfg.Grace}
 }

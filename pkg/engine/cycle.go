@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // Stable reason codes the engine itself gives (admission and placement codes pass through).
@@ -31,16 +32,25 @@ const (
 
 // cycle is the mutable state of one Cycle call.
 type cycle struct {
-	e        *Engine
-	in       Input
-	ov       *cluster.Overlay
-	out      plan.Plan
-	noticed  map[api.WorkloadID]bool // victims noticed in this cycle
-	reserved map[string]time.Time    // node -> earliest reservation ETA
-	blocked  map[string]bool         // StrictFIFO ClusterQueues whose head failed
-	running  map[api.WorkloadID]placement.Running
-	pos      map[string]int
-	failed   map[string]PlaceResult // shape key -> placement failure this cycle
+	e       *Engine
+	in      Input
+	ov      *cluster.Overlay
+	out     plan.Plan
+	noticed map[api.WorkloadID]bool // victims noticed in this cycle
+	// held are this cycle's device-level reservations (they hold GPUs);
+	// reservedNodes the node-level ones (node -> earliest ETA).
+	held          placement.ReservationSet
+	reservedNodes map[string]time.Time
+	blocked       map[string]bool // StrictFIFO ClusterQueues whose head failed
+	running       map[api.WorkloadID]placement.Running
+	// started are the workloads admitted this cycle as running gangs (their pods are on
+	// the overlay), so reservation walks can see when they end.
+	started []placement.Running
+	// history is Input.History plus this cycle's preemptions (disruption budgets).
+	history []placement.PreemptionRecord
+	pos     map[string]int
+	failed  map[string]PlaceResult // shape key -> placement failure this cycle
+	freeGPU resources.MilliGPU     // free GPU on the overlay, an upper bound (gate.go)
 }
 
 // Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it
@@ -48,18 +58,20 @@ type cycle struct {
 func (e *Engine) Cycle(in Input) plan.Plan {
 	c := &cycle{
 		e: e, in: in,
-		ov:       in.Cluster.Overlay(),
-		out:      plan.Plan{Cycle: in.Cycle, At: in.Now},
-		noticed:  map[api.WorkloadID]bool{},
-		reserved: map[string]time.Time{},
-		blocked:  map[string]bool{},
-		running:  make(map[api.WorkloadID]placement.Running, len(in.Running)),
-		failed:   map[string]PlaceResult{},
+		ov:            in.Cluster.Overlay(),
+		out:           plan.Plan{Cycle: in.Cycle, At: in.Now},
+		noticed:       map[api.WorkloadID]bool{},
+		reservedNodes: map[string]time.Time{},
+		blocked:       map[string]bool{},
+		running:       make(map[api.WorkloadID]placement.Running, len(in.Running)),
+		history:       append([]placement.PreemptionRecord(nil), in.History...),
+		failed:        map[string]PlaceResult{},
 	}
 	for _, r := range in.Running {
 		c.running[r.ID] = r
 	}
 	c.drain()
+	c.countFreeGPU()
 	var ordered []Pending
 	ordered, c.pos = order(in.Pending, in.Quota)
 	for i, p := range ordered {
@@ -84,13 +96,40 @@ func (c *cycle) reject(p Pending, layer plan.Layer, reason string, details ...st
 	})
 }
 
-// notice gives victims a preemption notice on behalf of preemptor.
-func (c *cycle) notice(victims []api.WorkloadID, preemptor api.WorkloadID, layer plan.Layer, why string) {
+// notice gives victims a preemption notice on behalf of preemptor. A victim with a
+// placement notice gets its eviction time and reason; the others get Config.Grace.
+func (c *cycle) notice(victims []api.WorkloadID, preemptor api.WorkloadID, layer plan.Layer, why string, from []placement.Notice) {
+	byID := make(map[api.WorkloadID]placement.Notice, len(from))
+	for _, n := range from {
+		byID[n.Workload] = n
+	}
 	for _, v := range victims {
 		c.noticed[v] = true
-		c.out.Notices = append(c.out.Notices, plan.Notice{
-			Workload: v, By: preemptor, Layer: layer, Reason: why, Grace: c.e.cfg.Grace,
-		})
+		n := plan.Notice{Workload: v, By: preemptor, Layer: layer, Reason: why, Grace: c.e.cfg.Grace,
+			EvictAt: c.in.Now.Add(c.e.cfg.Grace)}
+		if pn, ok := byID[v]; ok {
+			n.Grace, n.EvictAt = pn.EvictAt.Sub(c.in.Now), pn.EvictAt
+			if pn.Reason != "" {
+				n.Reason = pn.Reason
+			}
+		}
+		c.out.Notices = append(c.out.Notices, n)
+	}
+}
+
+// recordPreemptions appends this cycle's preemptions to the history later preemptors
+// of the cycle see, so two preemptors cannot both spend one disruption budget. Records
+// from placement are used as given; other victims are recorded from the running list.
+func (c *cycle) recordPreemptions(victims []api.WorkloadID, recs []placement.PreemptionRecord) {
+	have := make(map[api.WorkloadID]bool, len(recs))
+	for _, r := range recs {
+		have[r.Workload] = true
+		c.history = append(c.history, r)
+	}
+	for _, v := range victims {
+		if r, ok := c.running[v]; ok && !have[v] {
+			c.history = append(c.history, placement.PreemptionRecord{Workload: v, Queue: r.Queue, At: c.in.Now, GPUMilli: r.GPUMilli})
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
 // Config is the engine's policy. The zero value admits and places but never preempts or
@@ -109,4 +110,7 @@ type Input struct {
 	// PreemptedBy maps a workload to the one that last preempted it: a workload never
 	// preempts its own preemptor, so preemption chains cannot cycle.
 	PreemptedBy map[api.WorkloadID]api.WorkloadID
+	// Previous are the reservations the last cycle made, by workload: a head keeps
+	// its reservation (and ETA) while it is still valid.
+	Previous map[api.WorkloadID]plan.Reservation
 }

@@ -41,6 +41,12 @@ type PlaceResult struct {
 // fits on the nodes (not the quota).
 type PreemptResult struct {
 	Victims []api.WorkloadID
+	// Notices are placement's notices for the victims (eviction time after the grace
+	// period, reason); a victim without one gets Config.Grace.
+	Notices []placement.Notice
+	// Records are the preemptions as disruption-budget history entries; the cycle
+	// appends them so a later preemptor in the same cycle sees them.
+	Records []placement.PreemptionRecord
 	Reason  string // why none were found, when Victims is empty
 }
 
@@ -56,6 +62,13 @@ type PlaceCall struct {
 	Now     time.Time
 	Running []placement.Running
 	History []placement.PreemptionRecord
+	// Grace is the engine's notice period, used when the placer has none of its own.
+	Grace time.Duration
+	// Held are the reservations made earlier in this cycle (Reserve must not count on
+	// their GPUs); Previous is this workload's reservation from the last cycle (kept
+	// while still valid, so its ETA cannot slip).
+	Held     placement.ReservationSet
+	Previous *placement.Reservation
 }
 
 // Placer is the placement layer as the cycle uses it. Every method leaves the overlay as

@@ -171,6 +171,18 @@ func TestLoadErrors(t *testing.T) {
 			wantLine: 14, wantKind: "NodePool", wantName: "p", wantField: "spec.gpu.sharing.layout", wantMsg: "1g.20gb",
 		},
 		{
+			name: "two job kinds make the same workload",
+			input: docs(queueSetup(), makeJob("ns", "w").Queue("q").YAML(),
+				"apiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\nspec: {containers: [{name: c, image: x}]}\n"),
+			wantLine: 57, wantKind: "Pod", wantName: "ns/w", wantField: "metadata.name",
+			wantMsg: `duplicate Workload "ns/w": already defined at in.yaml:39`,
+		},
+		{
+			name:     "a document that is not an object",
+			input:    "- just\n- a list\n",
+			wantLine: 1, wantField: "", wantMsg: "expected an object with apiVersion and kind, got a list",
+		},
+		{
 			name:  "invalid YAML",
 			input: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n\tlabels: {}\n",
 			// yaml.v3 reports the line where the broken mapping's context starts.

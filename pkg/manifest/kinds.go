@@ -92,7 +92,7 @@ func kindsOf(apiVersion string) []string {
 // SupportedKinds returns "apiVersion kind" for every kind Load reads, sorted (for docs
 // and `gantry validate --help`).
 func SupportedKinds() []string {
-	var out []string
+	out := []string{"v1 List"}
 	for _, e := range supportedKinds() {
 		for _, v := range e.apiVersions {
 			out = append(out, v+" "+e.kind)

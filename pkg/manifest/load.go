@@ -33,24 +33,20 @@ func Load(paths []string, stdin io.Reader) (*api.Objects, error) {
 			l.errs = append(l.errs, &Error{Source: srcOf(name, 0), Msg: "cannot read: " + describeFSError(err)})
 			continue
 		}
-		docs, perr := parseDocuments(name, data)
-		for _, d := range docs {
-			l.document(d)
-		}
-		if perr != nil {
-			l.errs = append(l.errs, perr)
-		}
+		l.file(name, data)
 	}
-	l.resolve()
-	if len(l.errs) > 0 {
-		return &l.objs, l.errs.sorted()
-	}
-	return &l.objs, nil
+	return l.finish()
 }
 
 // LoadBytes loads one in-memory file under the given name (tests, fuzzing, embedding).
 func LoadBytes(name string, data []byte) (*api.Objects, error) {
 	l := newLoader()
+	l.file(name, data)
+	return l.finish()
+}
+
+// file loads every document of one file.
+func (l *loader) file(name string, data []byte) {
 	docs, perr := parseDocuments(name, data)
 	for _, d := range docs {
 		l.document(d)
@@ -58,6 +54,10 @@ func LoadBytes(name string, data []byte) (*api.Objects, error) {
 	if perr != nil {
 		l.errs = append(l.errs, perr)
 	}
+}
+
+// finish resolves references and returns the objects with every problem found.
+func (l *loader) finish() (*api.Objects, error) {
 	l.resolve()
 	if len(l.errs) > 0 {
 		return &l.objs, l.errs.sorted()

@@ -194,3 +194,14 @@ func migUUID(t *testing.T, d *nodeagent.Discovery, gpu, start int) string {
 	t.Fatalf("GPU %d has no MIG device at %d", gpu, start)
 	return ""
 }
+
+func TestPreferredSkipsUnhealthyMIGDevice(t *testing.T) {
+	_, inv := makeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced").Inventory()
+	inv.SetDeviceHealth("GPU-0/mig-3g.20gb@4", false)
+	// The kubelet offers only healthy devices, but pkg/devices must not pick the sick
+	// one on its own either.
+	got, err := inv.Preferred("nvidia.com/mig-3g.20gb", []string{"GPU-1/mig-3g.20gb@4"}, nil, 1)
+	if err != nil || fmt.Sprint(got) != "[GPU-1/mig-3g.20gb@4]" {
+		t.Errorf("preferred %v %v, want [GPU-1/mig-3g.20gb@4]", got, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml/mock"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 func TestDiscoverDGXA100(t *testing.T) {
@@ -78,8 +79,8 @@ func TestLabels(t *testing.T) {
 		"gantry.dev/nvlink-domains": "1", "gantry.dev/gpus-per-nvlink-domain": "8",
 	}
 	tests := []struct {
-		name   string
-		node   func(*nodeBuilder) *nodeBuilder
+		name string
+		node func(*nodeBuilder) *nodeBuilder
 		// want are labels that must have these values (on top of common); absent
 		// lists labels that must not be written.
 		want   map[string]string
@@ -175,5 +176,38 @@ func TestProfileNames(t *testing.T) {
 	}
 	if n := len(model.ProfileNames()); n != len(want) {
 		t.Errorf("pkg/devices has %d A100-40GB profiles, the mock %d", n, len(want))
+	}
+}
+
+func TestDiscoverErrorsNameTheGPU(t *testing.T) {
+	tests := []struct {
+		name string
+		gpu  int
+		as   string
+		// want is a fragment of the error.
+		want string
+	}{
+		{"unknown model", 0, "NVIDIA Quantum QPU", `GPU 0 (NVIDIA Quantum QPU): unknown GPU model`},
+		{"mixed models", 5, "NVIDIA H100 80GB HBM3", "GPU 5 is a H100-SXM5-80GB but GPU 0 is a A100-SXM4-40GB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := makeNode(t)
+			b.srv.SetName(tc.gpu, tc.as)
+			_, err := nodeagent.Discover(b.srv, devices.Sharing{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMIGOnWithoutInstancesAdvertisesNothing(t *testing.T) {
+	b := makeNode(t)
+	h, _ := b.srv.DeviceGetHandleByIndex(2)
+	h.SetMigMode(nvml.DEVICE_MIG_ENABLE)
+	_, inv := b.Inventory()
+	if _, ok := inv.Lookup("GPU-2"); ok || len(inv.Devices(resources.NvidiaGPU)) != 7 {
+		t.Errorf("GPU-2 with MIG on and no instances is advertised: %d devices", len(inv.Devices(resources.NvidiaGPU)))
 	}
 }

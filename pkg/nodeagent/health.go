@@ -21,11 +21,17 @@ type HealthEvent struct {
 // that held them).
 type HealthSink func(HealthEvent)
 
-// applicationXIDs are XIDs caused by the application, not the GPU (the NVIDIA device
+// applicationXID reports XIDs caused by the application, not the GPU (the NVIDIA device
 // plugin skips the same ones): 13 graphics engine exception, 31 GPU memory page fault,
 // 43 GPU stopped processing, 45 preemptive cleanup, 68 video processor exception,
 // 109 context switch timeout.
-var applicationXIDs = map[uint64]bool{13: true, 31: true, 43: true, 45: true, 68: true, 109: true}
+func applicationXID(xid uint64) bool {
+	switch xid {
+	case 13, 31, 43, 45, 68, 109:
+		return true
+	}
+	return false
+}
 
 // criticalEvents are the event types that make a device unhealthy.
 const criticalEvents = nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError
@@ -86,7 +92,7 @@ func (w *HealthWatcher) Handle(ev nvml.EventData) {
 	if ev.EventType&criticalEvents == 0 || ev.Device == nil {
 		return
 	}
-	if ev.EventType&nvml.EventTypeXidCriticalError != 0 && applicationXIDs[ev.EventData] {
+	if ev.EventType&nvml.EventTypeXidCriticalError != 0 && applicationXID(ev.EventData) {
 		return
 	}
 	uuid, r := ev.Device.GetUUID()

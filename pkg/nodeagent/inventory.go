@@ -34,6 +34,7 @@ type Inventory struct {
 	byID    map[string]*PluginDevice
 	order   []string // IDs in advertising order
 	model   *devices.NodeDevices
+	gpuDown map[int]bool // GPUs marked unhealthy as a whole (so also in model)
 	subs    map[chan struct{}]bool
 }
 
@@ -54,7 +55,7 @@ func NewInventory(d *Discovery, s devices.Sharing) (*Inventory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node devices: %w", err)
 	}
-	inv := &Inventory{sharing: s, byID: map[string]*PluginDevice{}, model: nd, subs: map[chan struct{}]bool{}}
+	inv := &Inventory{sharing: s, byID: map[string]*PluginDevice{}, model: nd, gpuDown: map[int]bool{}, subs: map[chan struct{}]bool{}}
 	for i, g := range d.GPUs {
 		for _, pd := range pluginDevices(g, gpus[i].Sharing, d.Model) {
 			p := pd
@@ -70,6 +71,8 @@ func pluginDevices(g GPUInfo, s devices.Sharing, m devices.Model) []PluginDevice
 	base := PluginDevice{UUID: g.UUID, NVLinkDomain: g.NVLinkDomain, Healthy: g.Healthy}
 	var out []PluginDevice
 	switch {
+	case g.MIGEnabled && len(g.MIG) == 0:
+		return nil // MIG on without instances: nothing can run on the GPU
 	case len(g.MIG) > 0:
 		for _, mig := range g.MIG {
 			p := base
@@ -187,6 +190,7 @@ func (inv *Inventory) setHealth(match func(*PluginDevice) bool, healthy bool, gp
 	}
 	if whole {
 		_ = inv.model.SetHealthy(gpu, healthy) // unknown GPU: nothing matched either
+		inv.gpuDown[gpu] = !healthy
 	}
 	if len(changed) > 0 {
 		for ch := range inv.subs {

@@ -11,7 +11,8 @@ import (
 // available, including mustInclude, chosen by pkg/devices' own picks (whole GPUs inside
 // one NVLink domain and PCIe switch when possible; MIG instances and replicas best-fit),
 // so the node prefers what the scheduler would have picked. Devices of resource that are
-// not available count as held.
+// not available (held, or unhealthy on a healthy GPU) count as held; an unhealthy GPU
+// offers nothing in the model already.
 func (inv *Inventory) Preferred(resource resources.Name, available, mustInclude []string, size int) ([]string, error) {
 	if size < len(mustInclude) || size > len(available) {
 		return nil, fmt.Errorf("preferred allocation of %d %s: %d available, %d required", size, resource, len(available), len(mustInclude))
@@ -28,7 +29,7 @@ func (inv *Inventory) Preferred(resource resources.Name, available, mustInclude 
 	var held devices.Assignment
 	for _, id := range inv.order {
 		p := inv.byID[id]
-		if p.Resource == resource && !free[id] && p.Healthy {
+		if p.Resource == resource && !free[id] && !inv.gpuDown[p.Device.GPU] {
 			held.Devices = append(held.Devices, p.Device)
 		}
 	}

@@ -87,7 +87,15 @@ func (s *ShapeStats) observeWhole(k int) {
 
 // fracNeeding is the number of fractional pods that need more than f free milli.
 func (s *ShapeStats) fracNeeding(f resources.MilliGPU) int64 {
-	k := sort.Search(len(s.fracMilli), func(i int) bool { return s.fracMilli[i] > f })
+	// A hand-written binary search: this runs for every GPU of every scored node.
+	k, hi := 0, len(s.fracMilli)
+	for k < hi {
+		if mid := int(uint(k+hi) >> 1); s.fracMilli[mid] > f {
+			hi = mid
+		} else {
+			k = mid + 1
+		}
+	}
 	if k == len(s.fracMilli) {
 		return 0
 	}

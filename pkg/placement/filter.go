@@ -71,6 +71,15 @@ func resourceCheck(ov *cluster.Overlay, i int, p *PodRequest, all bool, out []Re
 
 // nonGPUCheck compares the non-GPU requests with the node's free resources.
 func nonGPUCheck(ov *cluster.Overlay, i int, p *PodRequest, all bool, out []Rejection) []Rejection {
+	if p.cpuMemOnly {
+		// The common case without map look-ups (it runs for every node a pod is tried
+		// on); a shortfall takes the full path below, which reports it.
+		cpu, mem := ov.FreeCPUMemory(i)
+		pods, limited := ov.FreePods(i)
+		if cpu >= p.cpu && mem >= p.mem && (!limited || pods >= p.pods) {
+			return out
+		}
+	}
 	free := ov.Free(i)
 	alloc := ov.Node(i).Allocatable
 	for _, name := range p.names {

@@ -13,7 +13,10 @@ import (
 // Fit calls of a stream of pods are answered from here. Entries are keyed by the node's
 // cluster.Stamp, so a changed node is never answered from a stale entry.
 type fitCache struct {
-	byShape map[fitKey]map[int]fitEntry
+	// byShape holds, per shape, one entry per node index (a slice, not a map: it is read
+	// for every node a pod is tried on). A zero entry has no stamp and never matches; a
+	// stamp from another overlay's node state never matches either.
+	byShape map[fitKey][]fitEntry
 }
 
 // fitKey is a GPU request in comparable form.
@@ -53,19 +56,25 @@ func fitKeyOf(r devices.Request) fitKey {
 	return k
 }
 
-// fit answers the device part of pod p on node i, from the cache when node i has not
-// changed since the same shape was last asked.
-func (c *fitCache) fit(ov *cluster.Overlay, i int, p *PodRequest, key fitKey) (devices.Assignment, bool) {
+// shape returns the per-node entries for one request shape, one per node of ov. Choose
+// looks the shape up once and then reads the entries by node index.
+func (c *fitCache) shape(ov *cluster.Overlay, key fitKey) []fitEntry {
 	if c.byShape == nil || len(c.byShape) > maxShapes {
-		c.byShape = map[fitKey]map[int]fitEntry{}
+		c.byShape = map[fitKey][]fitEntry{}
 	}
 	nodes := c.byShape[key]
-	if nodes == nil {
-		nodes = map[int]fitEntry{}
+	if n := ov.NumNodes(); len(nodes) < n {
+		nodes = append(nodes, make([]fitEntry, n-len(nodes))...)
 		c.byShape[key] = nodes
 	}
+	return nodes
+}
+
+// fitAt answers the device part of pod p on node i, from e when node i has not changed
+// since the same shape was last asked there, and records the answer in e otherwise.
+func fitAt(e *fitEntry, ov *cluster.Overlay, i int, p *PodRequest) (devices.Assignment, bool) {
 	stamp := ov.Stamp(i)
-	if e, hit := nodes[i]; hit && e.stamp == stamp {
+	if e.stamp == stamp {
 		return e.assign, e.ok
 	}
 	var a devices.Assignment
@@ -75,6 +84,6 @@ func (c *fitCache) fit(ov *cluster.Overlay, i int, p *PodRequest, key fitKey) (d
 		a, ref = d.Fit(p.GPU)
 		ok = ref == nil
 	}
-	nodes[i] = fitEntry{stamp: stamp, ok: ok, assign: a}
+	*e = fitEntry{stamp: stamp, ok: ok, assign: a}
 	return a, ok
 }

@@ -29,6 +29,7 @@ type chooser struct {
 	rnd     *rand.Rand
 	slots   []slot
 	cand    Candidate // reused for every score, so scoring does not allocate
+	nums    cpuMemNums
 	guess   []devices.Device
 }
 
@@ -37,7 +38,10 @@ func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []Wei
 	c := &chooser{ov: ov, req: req, scorers: scorers, rnd: rnd, slots: make([]slot, 0, len(nodes))}
 	var scratch [4]Rejection
 	for _, i := range nodes {
-		if len(staticCheck(ov.Node(i), req, false, scratch[:0])) > 0 {
+		// Nodes only fill up while one chooser is in use, so a node that fails the
+		// numeric pre-filter now never fits later: it gets no slot at all, and the
+		// static checks (label and taint look-ups) run only on nodes with room.
+		if !cheapFits(ov, i, req) || len(staticCheck(ov.Node(i), req, false, scratch[:0])) > 0 {
 			continue
 		}
 		c.slots = append(c.slots, slot{node: i})
@@ -111,8 +115,10 @@ func (c *chooser) resolve(s *slot) bool {
 }
 
 func (c *chooser) candidate(i int, a devices.Assignment) *Candidate {
+	c.nums.freeCPU, c.nums.freeMem = c.ov.FreeCPUMemory(i)
+	c.nums.allocCPU, c.nums.allocMem = c.ov.AllocatableCPUMemory(i)
 	c.cand = Candidate{Index: i, Node: c.ov.Node(i), Free: c.ov.Free(i), GPUFree: c.ov.GPUFreeMilli(i),
-		GPUMode: c.ov.GPUMode(i), Assignment: a, Pod: c.req}
+		GPUMode: c.ov.GPUMode(i), Assignment: a, Pod: c.req, nums: &c.nums}
 	return &c.cand
 }
 

@@ -28,6 +28,10 @@ type PodRequest struct {
 	gpuNames []resources.Name
 	// cpu and mem are NonGPU's cpu and memory, for the pre-filter.
 	cpu, mem resources.Amount
+	// pods is NonGPU's pod slots (1 unless set). cpuMemOnly: cpu, memory and pods are the
+	// only non-GPU requests, so comparing those three numbers is the whole non-GPU check.
+	pods       resources.Amount
+	cpuMemOnly bool
 }
 
 // NewPodRequest prepares the pods of pod set ps under flavor constraint fc. A GPU
@@ -42,7 +46,15 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 		tol = append(append([]corev1.Toleration(nil), ps.Tolerations...), fc.Tolerations...)
 	}
 	nonGPU := cluster.NonGPU(ps.Requests)
+	cpuMemOnly := true
+	for name, want := range nonGPU {
+		if want > 0 && name != resources.CPU && name != resources.Memory && name != resources.Pods {
+			cpuMemOnly = false
+		}
+	}
 	return &PodRequest{
+		cpuMemOnly:   cpuMemOnly,
+		pods:         nonGPU[resources.Pods],
 		Requests:     ps.Requests,
 		NonGPU:       nonGPU,
 		names:        nonGPU.Names(),

@@ -73,7 +73,10 @@ func (s *scorePolicy) Choose(ov *cluster.Overlay, p *PodRequest, rnd *rand.Rand)
 	var bestScore int64
 	var scratch [4]Rejection
 	c := &chooser{ov: ov, req: p}
-	key := fitKeyOf(p.GPU)
+	var fits []fitEntry
+	if !p.GPU.IsZero() {
+		fits = s.fits.shape(ov, fitKeyOf(p.GPU))
+	}
 	for i := 0; i < ov.NumNodes(); i++ {
 		if !cheapFits(ov, i, p) || len(staticCheck(ov.Node(i), p, false, scratch[:0])) > 0 ||
 			len(nonGPUCheck(ov, i, p, false, scratch[:0])) > 0 {
@@ -82,7 +85,7 @@ func (s *scorePolicy) Choose(ov *cluster.Overlay, p *PodRequest, rnd *rand.Rand)
 		var a devices.Assignment
 		if !p.GPU.IsZero() {
 			var ok bool
-			if a, ok = s.fits.fit(ov, i, p, key); !ok {
+			if a, ok = fitAt(&fits[i], ov, i, p); !ok {
 				continue
 			}
 		}

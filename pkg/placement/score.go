@@ -23,7 +23,13 @@ type Candidate struct {
 	GPUMode    devices.SharingMode  // the node's GPU sharing mode ("" without GPUs)
 	Assignment devices.Assignment
 	Pod        *PodRequest
+	// nums, when set, carries the node's cpu and memory numbers (what Free and
+	// Node.Allocatable hold) so scorers skip map look-ups on the hot path.
+	nums *cpuMemNums
 }
+
+// cpuMemNums is a node's free and allocatable cpu and memory.
+type cpuMemNums struct{ freeCPU, freeMem, allocCPU, allocMem resources.Amount }
 
 // Scorer ranks a feasible candidate in [0, MaxScore]; higher is better. Scorers are pure
 // functions of the candidate (and of their own read-only parameters).
@@ -107,13 +113,11 @@ const gpuWeight = 3
 // [0, MaxScore]: cpu, memory and (weighted) GPU milli, each used/capacity.
 func allocatedAfter(c *Candidate) int64 {
 	var num, den int64
-	for _, r := range [...]resources.Name{resources.CPU, resources.Memory} {
-		capa := int64(c.Node.Allocatable[r])
-		if capa <= 0 {
+	for _, n := range cpuMemOf(c) {
+		if n.capa <= 0 {
 			continue
 		}
-		used := capa - int64(c.Free[r]) + int64(c.Pod.NonGPU[r])
-		num += ratio(used, capa)
+		num += ratio(n.capa-n.free+n.want, n.capa)
 		den++
 	}
 	if len(c.GPUFree) > 0 {
@@ -130,6 +134,20 @@ func allocatedAfter(c *Candidate) int64 {
 		return 0
 	}
 	return num / den
+}
+
+// cpuMem is one of cpu and memory on a candidate: allocatable, free and requested.
+type cpuMem struct{ capa, free, want int64 }
+
+func cpuMemOf(c *Candidate) [2]cpuMem {
+	if n := c.nums; n != nil && c.Pod != nil {
+		return [2]cpuMem{{int64(n.allocCPU), int64(n.freeCPU), int64(c.Pod.cpu)}, {int64(n.allocMem), int64(n.freeMem), int64(c.Pod.mem)}}
+	}
+	var out [2]cpuMem
+	for k, r := range [...]resources.Name{resources.CPU, resources.Memory} {
+		out[k] = cpuMem{int64(c.Node.Allocatable[r]), int64(c.Free[r]), int64(c.Pod.NonGPU[r])}
+	}
+	return out
 }
 
 // ratio is used/capa scaled to [0, MaxScore], clamped.

@@ -22,6 +22,9 @@ func (l *Ledger) Check(bs []Binding) error {
 	seen := map[string]bool{}
 	for _, b := range bs {
 		for _, d := range b.Devices {
+			if sharedDevice(d) {
+				continue // fractions of a GPU are not exclusive (see sharedDevice)
+			}
 			key := b.Node + "/" + d
 			if seen[key] {
 				return fmt.Errorf("device %s on node %s requested twice by workload %s", d, b.Node, b.Workload)
@@ -47,7 +50,9 @@ func (l *Ledger) Bind(bs []Binding) error {
 			l.owner[b.Node] = m
 		}
 		for _, d := range b.Devices {
-			m[d] = b.Workload
+			if !sharedDevice(d) {
+				m[d] = b.Workload
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -87,6 +88,9 @@ type Notice struct {
 	Layer  Layer
 	Reason string
 	Grace  time.Duration
+	// EvictAt is when the grace period ends (notice time + Grace, or the victim's own
+	// longer checkpoint time); zero when the committer should use Grace from its clock.
+	EvictAt time.Time
 }
 
 // Eviction removes a workload's pods now; it is requeued with its saved progress.
@@ -103,6 +107,13 @@ type Reservation struct {
 	Nodes    []string
 	ETA      time.Time
 	Reason   string
+	// Pods is the planned placement at ETA, pod → node → devices. It is what the
+	// reservation holds (per GPU, not per node) and what the next cycle hands back to
+	// placement as the previous reservation, so an ETA cannot slip. Empty means the
+	// placer gave no device-level plan: the whole Nodes are held.
+	Pods []cluster.BoundPod `json:"-"`
+	// Waits are the running workloads whose end the reservation waits for.
+	Waits []api.WorkloadID `json:",omitempty"`
 }
 
 // Rejection says why a workload was not admitted this cycle. Reason is a stable code

@@ -26,6 +26,8 @@ func TestValidate(t *testing.T) {
 		{name: "same device twice", plan: MakePlan(1).Admit("ns/a", "cq").Admit("ns/b", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/b", "b-0", "n1", "GPU-0").Obj(),
 			wantErr: "bound to both"},
+		{name: "equal GPU fractions share one ID and are not exclusive", plan: MakePlan(1).Admit("ns/a", "cq").Admit("ns/b", "cq").
+			Bind("ns/a", "a-0", "n1", "GPU-0/share-320m").Bind("ns/b", "b-0", "n1", "GPU-0/share-320m").Obj()},
 		{name: "same device ID on different nodes is fine", plan: MakePlan(1).Admit("ns/a", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/a", "a-1", "n2", "GPU-0").Obj()},
 		{name: "admitted and rejected", plan: MakePlan(1).Admit("ns/a", "cq").Bind("ns/a", "a-0", "n1").Reject("ns/a").Obj(),

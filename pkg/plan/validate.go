@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 )
@@ -56,6 +57,9 @@ func (p *Plan) validateBindings(decided map[api.WorkloadID]string) error {
 		}
 		bound[b.Workload] = true
 		for _, d := range b.Devices {
+			if sharedDevice(d) {
+				continue
+			}
 			key := b.Node + "/" + d
 			if other, ok := used[key]; ok {
 				return fmt.Errorf("plan cycle %d: device %s on node %s bound to both pod %s and pod %s",
@@ -97,3 +101,8 @@ func (p *Plan) validateRemovals(decided map[api.WorkloadID]string) error {
 	}
 	return nil
 }
+
+// sharedDevice reports whether a device ID names a fraction of a GPU ("GPU-0/share-320m"):
+// several pods may hold equal fractions of one GPU under the same ID, so such IDs are not
+// exclusive (the committer's device model checks that the fractions fit the GPU).
+func sharedDevice(id string) bool { return strings.Contains(id, "/share-") }

@@ -137,11 +137,12 @@ func (c modelCommitter) reserve(r plan.Reservation) {
 	if st == nil {
 		return
 	}
-	if prev := st.reservation; prev != nil && prev.ETA.Equal(r.ETA) && equalStrings(prev.Nodes, r.Nodes) {
+	prev, rr := st.reservation, r
+	// Keep the newest plan (it is handed back next cycle so the ETA cannot slip).
+	st.reservation, st.lastRejection = &rr, nil
+	if prev != nil && prev.ETA.Equal(r.ETA) && equalStrings(prev.Nodes, r.Nodes) {
 		return // unchanged: log reservations only when they change
 	}
-	rr := r
-	st.reservation, st.lastRejection = &rr, nil
 	rec := s.record(st, EvReserved)
 	rec.Reason, rec.ETA, rec.Layer = r.Reason, etaSeconds(r.ETA), string(plan.LayerPlacement)
 	for _, n := range r.Nodes {

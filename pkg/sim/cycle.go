@@ -35,6 +35,7 @@ func (s *Simulator) cycleInput() engine.Input {
 		Draining: s.draining(),
 		History:  s.preemptionHistory(),
 		InFlight: map[api.WorkloadID]bool{}, Nominated: map[api.WorkloadID][]api.WorkloadID{}, PreemptedBy: map[api.WorkloadID]api.WorkloadID{},
+		Previous: map[api.WorkloadID]plan.Reservation{},
 	}
 	for _, id := range s.order {
 		st := s.wls[id]
@@ -44,6 +45,9 @@ func (s *Simulator) cycleInput() engine.Input {
 				Workload: st.w, ClusterQueue: st.clusterQueue, Strategy: st.strategy,
 				QueuedAt: Epoch().Add(st.queuedAt), Runtime: st.remaining(),
 			})
+			if st.reservation != nil {
+				in.Previous[id] = *st.reservation
+			}
 		case st.phase == plan.Running:
 			in.Running = append(in.Running, s.runningView(st))
 		case st.phase == plan.Preempting:

@@ -227,3 +227,20 @@ func TestAllocationMeanProperty(t *testing.T) {
 		}
 	})
 }
+
+// Without a configured distribution, FGD uses the shapes seen pending, each pod set once.
+func TestKPICollectorLearnsPendingShapes(t *testing.T) {
+	c := NewKPICollector(KPIOptions{})
+	node := MakeNode("a").GPU("G2", "fractional", 0).GPU("G2", "fractional", 460)
+	c.OnSample(MakeState(0).Node(node).Pending("ns/p", resources.Vector{resources.GPUMilli: 600}).Obj())
+	c.OnSample(MakeState(5).Node(node).Pending("ns/p", resources.Vector{resources.GPUMilli: 600}).
+		Pending("ns/q", resources.Vector{resources.NvidiaGPU: 2}).Obj())
+	want := []ShapeCount{{GPUShape{Kind: ShapeFraction, Milli: 600}, 1}, {GPUShape{Kind: ShapeWhole, GPUs: 2}, 1}}
+	if got := c.fragShapes(); !slices.Equal(got, want) {
+		t.Fatalf("learned shapes = %+v, want %+v", got, want)
+	}
+	// At 5s: the 540 piece is a fragment for 600m pods; nothing fits a 2-GPU pod (1540).
+	if got := c.Report(secs(10)).Capacity[1].Frag; got != (540+1540)/2 {
+		t.Errorf("fragment at 5s = %d, want %d", got, (540+1540)/2)
+	}
+}

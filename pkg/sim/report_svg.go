@@ -30,6 +30,15 @@ func colour(i int) string {
 	return palette[k*8 : k*8+7]
 }
 
+// seriesColour is black for the "all" series (drawn over per-queue or per-model lines),
+// else the i-th palette colour.
+func seriesColour(i int, name string) string {
+	if name == "all" {
+		return "#000000"
+	}
+	return colour(i)
+}
+
 // xy is one data point in data units.
 type xy struct{ X, Y int64 }
 
@@ -94,7 +103,7 @@ func legend(b *strings.Builder, names []string) {
 	for i, n := range names {
 		y := plotTop + 10 + i*16
 		fmt.Fprintf(b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d" font-size="11">%s</text>`+"\n",
-			chartW-plotRight+10, y-9, colour(i), chartW-plotRight+25, y, html.EscapeString(n))
+			chartW-plotRight+10, y-9, seriesColour(i, n), chartW-plotRight+25, y, html.EscapeString(n))
 	}
 }
 
@@ -120,7 +129,7 @@ func lineChart(b *strings.Builder, id, title string, series []lineSeries, xa, ya
 	for i, s := range series {
 		names[i] = s.Name
 		pts := thin(s.Points)
-		fmt.Fprintf(b, `<polyline data-series="%s" fill="none" stroke="%s" stroke-width="1.5" points="`, html.EscapeString(s.Name), colour(i))
+		fmt.Fprintf(b, `<polyline data-series="%s" fill="none" stroke="%s" stroke-width="1.5" points="`, html.EscapeString(s.Name), seriesColour(i, s.Name))
 		for j, p := range pts {
 			if s.Step && j > 0 {
 				fmt.Fprintf(b, "%d,%d ", f.px(p.X), f.py(pts[j-1].Y))

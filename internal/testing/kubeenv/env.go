@@ -22,6 +22,9 @@ type Options struct {
 	ControllerManager bool
 	// StartTimeout bounds the wait for readiness; 0 means 90 seconds.
 	StartTimeout time.Duration
+	// CRDDirs are directories of CRD YAML files (e.g. "../../config/crd/bases")
+	// installed and established before Start returns.
+	CRDDirs []string
 }
 
 // Env is a running control plane. Stop it with Stop.
@@ -91,6 +94,11 @@ func Start(opts Options) (env *Env, err error) {
 	}
 	if opts.ControllerManager {
 		if err := env.startControllerManager(bins.ControllerManager); err != nil {
+			return env, err
+		}
+	}
+	for _, d := range opts.CRDDirs {
+		if err := env.InstallCRDs(ctx, d); err != nil {
 			return env, err
 		}
 	}
@@ -174,6 +182,10 @@ func (e *Env) startControllerManager(bin string) error {
 		"--controllers=job-controller,garbage-collector-controller,namespace-controller",
 		"--leader-elect=false",
 		"--secure-port=0",
+		// The default 20 QPS would make pod creation, not Gantry, the bottleneck of
+		// the scale test.
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
 	})
 	if err != nil {
 		return err

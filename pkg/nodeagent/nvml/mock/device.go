@@ -16,6 +16,7 @@ type Device struct {
 	index      int
 	bus        uint32
 	uuid       string
+	name       string
 	migCurrent int
 	migPending int
 	gis        map[uint32]*GpuInstance
@@ -33,8 +34,11 @@ func (d *Device) lock() func() {
 // GetIndex is the NVML index.
 func (d *Device) GetIndex() (int, nvml.Return) { return d.index, nvml.SUCCESS }
 
-// GetName is "NVIDIA A100-SXM4-40GB".
-func (d *Device) GetName() (string, nvml.Return) { return A100Name, nvml.SUCCESS }
+// GetName is "NVIDIA A100-SXM4-40GB" unless SetName changed it.
+func (d *Device) GetName() (string, nvml.Return) {
+	defer d.lock()()
+	return d.name, nvml.SUCCESS
+}
 
 // GetUUID is the GPU's UUID.
 func (d *Device) GetUUID() (string, nvml.Return) { return d.uuid, nvml.SUCCESS }

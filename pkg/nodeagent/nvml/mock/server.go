@@ -22,13 +22,13 @@ type Server struct {
 
 var _ nvml.Interface = (*Server)(nil)
 
-// dgxA100BusIDs are the PCI addresses of the eight GPUs of a DGX A100, in NVML index
+// dgxA100Buses are the PCI bus numbers of the eight GPUs of a DGX A100, in NVML index
 // order; two GPUs share each PCIe switch (07/0F, 47/4E, 87/90, B7/BD).
-var dgxA100Buses = []uint32{0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD}
+func dgxA100Buses() []uint32 { return []uint32{0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD} }
 
 // dgxA100NVSwitchBuses are the six NVSwitches; every GPU has two of its twelve NVLink
 // links on each switch.
-var dgxA100NVSwitchBuses = []uint32{0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9}
+func dgxA100NVSwitchBuses() []uint32 { return []uint32{0xC4, 0xC5, 0xC6, 0xC7, 0xC8, 0xC9} }
 
 // Driver and CUDA versions of the mock (R535, CUDA 12.2).
 const (
@@ -45,11 +45,11 @@ const (
 // NewDGXA100 returns a DGX A100 with MIG disabled on every GPU and all NVLinks up.
 func NewDGXA100() *Server {
 	s := &Server{driver: DGXA100Driver, cudaVersion: DGXA100CUDA}
-	for _, b := range dgxA100NVSwitchBuses {
+	for _, b := range dgxA100NVSwitchBuses() {
 		s.nvSwitchBuses = append(s.nvSwitchBuses, busID(b))
 	}
-	for i, b := range dgxA100Buses {
-		d := &Device{srv: s, index: i, bus: b, uuid: gpuUUID(i), gis: map[uint32]*GpuInstance{}}
+	for i, b := range dgxA100Buses() {
+		d := &Device{srv: s, index: i, bus: b, uuid: gpuUUID(i), name: A100Name, gis: map[uint32]*GpuInstance{}}
 		for l := 0; l < A100NVLinks; l++ {
 			d.links[l] = link{up: true, remote: s.nvSwitchBuses[l/2]}
 		}
@@ -144,6 +144,13 @@ func (s *Server) DeviceGetHandleByIndex(index int) (nvml.Device, nvml.Return) {
 
 // GPU returns the mock device itself, for tests that change it (links, events).
 func (s *Server) GPU(index int) *Device { return s.gpus[index] }
+
+// SetName changes what GPU index reports as its name (to simulate other or mixed models).
+func (s *Server) SetName(index int, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gpus[index].name = name
+}
 
 // SetNVLinksDown takes every NVLink link of GPU index down (as after a link failure),
 // so the GPU falls out of the NVLink domain.

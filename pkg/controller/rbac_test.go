@@ -1,0 +1,38 @@
+package controller
+
+import (
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+)
+
+// TestControllerRunsWithShippedRBAC runs the controller as a service account that has
+// exactly config/rbac/role.yaml, so a permission the code needs but the shipped role
+// lacks fails here rather than in a user's cluster.
+func TestControllerRunsWithShippedRBAC(t *testing.T) {
+	f := newFixture(t)
+	data, err := os.ReadFile("../../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		t.Fatalf("config/rbac/role.yaml: %v", err)
+	}
+	f.create(&role, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "gantry-controller", Namespace: f.ns}}})
+	f.create(MakeNode("rbac-1").H100(8).Obj(), MakeFlavor("h100"),
+		MakeClusterQueue("rbac-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), MakeLocalQueue("lq", "", "rbac-cq"))
+	cfg := rest.CopyConfig(testEnv.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + f.ns + ":gantry-controller"}
+	f.startControllerAs(cfg)
+	f.create(MakeJob("j", "").Queue("lq").Pods(2).GPUs("4").Obj())
+	f.waitBound("j", 2)
+}

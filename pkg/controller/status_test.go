@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+)
+
+// TestStatusLifecycle walks a workload through admission, eviction and readmission,
+// checking the conditions and summary at each step, and that re-applying a decision
+// changes nothing (so the committer writes nothing twice).
+func TestStatusLifecycle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	adm := plan.Admission{Workload: "ns/w", ClusterQueue: "cq", Borrowing: true, PodSets: []plan.PodSetAssignment{{
+		Name: "main", Count: 2, Flavors: map[resources.Name]string{resources.NvidiaGPU: "h100"},
+		Usage: resources.Vector{resources.NvidiaGPU: 4}}}}
+	bs := []plan.Binding{{Workload: "ns/w", PodSet: "main", Index: 0, Node: "n1", Devices: []string{"GPU-0", "GPU-1"}},
+		{Workload: "ns/w", PodSet: "main", Index: 1, Node: "n1", Devices: []string{"GPU-2", "GPU-3"}}}
+
+	pending := pendingStatus(v1alpha1.WorkloadStatus{}, plan.Rejection{Reason: "QuotaExceeded", Layer: plan.LayerAdmission, Position: 3}, t0)
+	if pending.State != v1alpha1.StatePending || ptr.Deref(pending.Position, -1) != 2 || pending.Reason != "QuotaExceeded" {
+		t.Errorf("pending = %s pos %v reason %s, want Pending, 2 (0-based), QuotaExceeded", pending.State, pending.Position, pending.Reason)
+	}
+	admitted := admittedStatus(pending, adm, bs, t0.Add(time.Minute))
+	if !meta.IsStatusConditionTrue(admitted.Conditions, v1alpha1.WorkloadAdmitted) || admitted.Position != nil ||
+		len(admitted.Admission.Placements) != 2 || admitted.Admission.PodSetAssignments[0].Flavors["nvidia.com/gpu"] != "h100" {
+		t.Errorf("admitted status = %+v", admitted)
+	}
+	if again := admittedStatus(admitted, adm, bs, t0.Add(2*time.Minute)); !sameStatus(again, admitted) {
+		t.Errorf("re-applying the admission changed the status")
+	}
+	evicted := evictedStatus(admitted, ReasonPreempted, "for ns/other", t0.Add(time.Hour))
+	if evicted.Admission != nil || !meta.IsStatusConditionTrue(evicted.Conditions, v1alpha1.WorkloadEvicted) ||
+		meta.IsStatusConditionTrue(evicted.Conditions, v1alpha1.WorkloadAdmitted) || ptr.Deref(evicted.RequeueState.Count, 0) != 1 {
+		t.Errorf("evicted status = %+v", evicted)
+	}
+	if q := queuedAt(&v1alpha1.Workload{Status: evicted}); !q.Equal(t0.Add(time.Hour)) {
+		t.Errorf("requeued at %v, want the eviction time", q)
+	}
+	readmitted := admittedStatus(evicted, adm, bs, t0.Add(2*time.Hour))
+	if meta.IsStatusConditionTrue(readmitted.Conditions, v1alpha1.WorkloadEvicted) || readmitted.State != v1alpha1.StateAdmitted {
+		t.Errorf("readmitted status = %+v", readmitted)
+	}
+	fin := finishedStatus(readmitted, false, t0.Add(3*time.Hour))
+	if fin.State != v1alpha1.StateFinished || fin.Reason != ReasonSucceeded {
+		t.Errorf("finished = %s %s", fin.State, fin.Reason)
+	}
+}

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// gpus is a whole-GPU assignment of the given indices.
+func gpus(idx ...int) devices.Assignment {
+	a := devices.Assignment{}
+	for _, i := range idx {
+		a.Devices = append(a.Devices, devices.Device{GPU: i, Kind: devices.WholeGPU, Milli: 1000})
+	}
+	return a
+}
+
+// gpuNode is one node of 8 H100s ("g-0") with the given pods bound.
+func gpuNode(t *testing.T, bound ...cluster.BoundPod) *cluster.Snapshot {
+	t.Helper()
+	nodes, err := cluster.ExpandPool(api.NodePool{Meta: api.Meta{Name: "g"}, Count: 1, GPUModel: "H100", GPUsPerNode: 8,
+		CPU: 64000, Memory: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make([]cluster.Change, 0, len(bound))
+	for _, bp := range bound {
+		ch = append(ch, cluster.Change{Op: cluster.OpBind, Pod: bp})
+	}
+	if snap, err = snap.Apply(ch); err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func gpuWorkload(name string, n int64, created time.Duration) *api.Workload {
+	w := MakeWorkload("ns", name).Created(created).Obj()
+	w.PodSets[0].Requests = resources.Vector{resources.CPU: 1000, resources.NvidiaGPU: resources.Amount(n)}
+	return w
+}
+
+func podOf(w api.WorkloadID, node string, a devices.Assignment) cluster.BoundPod {
+	return cluster.BoundPod{Ref: cluster.PodRef{Workload: w, PodSet: "main"}, Node: node,
+		Requests: resources.Vector{resources.CPU: 1000}, Devices: a}
+}
+
+// fixedReservation is the real placer with a fixed device-level reservation answer, so
+// a test controls exactly which GPUs are held.
+type fixedReservation struct {
+	Placer
+	res  map[api.WorkloadID]plan.Reservation
+	seen []PlaceCall // Reserve calls
+}
+
+func (f *fixedReservation) Reserve(c PlaceCall) (plan.Reservation, bool) {
+	f.seen = append(f.seen, c)
+	r, ok := f.res[c.Workload.ID()]
+	return r, ok
+}
+
+// TestBackfillOntoNonReservedGPUs: a reservation holds GPUs 0-5 of a node (4 of them
+// busy until +1h, 2 free now). A job with no runtime bound is steered onto the two GPUs
+// no reservation needs; a second one finds nothing left; a short job that ends before the
+// ETA may still use the reserved free GPUs.
+func TestBackfillOntoNonReservedGPUs(t *testing.T) {
+	snap := gpuNode(t, podOf("ns/run", "g-0", gpus(0, 1, 2, 3)))
+	node := snap.Node(0).Name
+	eta := t0.Add(time.Hour)
+	held := []cluster.BoundPod{
+		podOf("ns/big", node, gpus(0, 1, 2, 3, 4, 5)),
+	}
+	fr := &fixedReservation{Placer: NewPlacer(PlacerConfig{Seed: 1}),
+		res: map[api.WorkloadID]plan.Reservation{"ns/big": {Nodes: []string{node}, ETA: eta, Pods: held}}}
+	q := newFakeQuota()
+	q.limit["cq"] = resourcesCPU(100)
+	big := pending(gpuWorkload("big", 6, 0), "cq")
+	long1 := pending(gpuWorkload("long1", 2, time.Minute), "cq")
+	long2 := pending(gpuWorkload("long2", 1, 2*time.Minute), "cq")
+	short := pending(gpuWorkload("short", 2, 3*time.Minute), "cq")
+	short.Runtime = 30 * time.Minute
+	big.Workload.Priority = 5
+	in := Input{Cycle: 1, Now: t0, Cluster: snap, Quota: q, Pending: []Pending{big, long1, long2, short},
+		Running: []placement.Running{{ID: "ns/run", Queue: "cq", Pods: []cluster.PodRef{held[0].Ref}, ExpectedEnd: eta, GPUMilli: 4000}}}
+	in.Running[0].Pods = []cluster.PodRef{{Workload: "ns/run", PodSet: "main"}}
+	p := mustEngine(t, Config{Reservations: true}, fr).Cycle(in)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id string
+		// want is the outcome: "reserved", "admitted" or "layer:reason".
+		want string
+		// devices are the device IDs the admitted workload must get (nil: not checked).
+		devices []string
+	}{
+		{id: "ns/big", want: "reserved"},
+		{id: "ns/long1", want: "admitted", devices: []string{"GPU-6", "GPU-7"}},
+		{id: "ns/long2", want: "placement:" + ReasonQuotaFitsClusterDoesNot},
+		{id: "ns/short", want: "admitted", devices: []string{"GPU-4", "GPU-5"}},
+	}
+	for _, tc := range tests {
+		if o := outcome(p, tc.id); o != tc.want {
+			t.Errorf("%s: %s, want %s", tc.id, o, tc.want)
+			continue
+		}
+		if tc.devices != nil {
+			bs := p.BindingsOf(api.WorkloadID(tc.id))
+			if len(bs) != 1 || strings.Join(bs[0].Devices, ",") != strings.Join(tc.devices, ",") {
+				t.Errorf("%s: bindings %+v, want devices %v", tc.id, bs, tc.devices)
+			}
+		}
+	}
+}
+
+// TestReserveGetsHeldAndPrevious: the second head's reservation walk sees the first
+// head's reservation as held, and each head gets its own previous reservation back.
+func TestReserveGetsHeldAndPrevious(t *testing.T) {
+	snap := gpuNode(t, podOf("ns/run", "g-0", gpus(0, 1, 2, 3, 4, 5, 6, 7)))
+	node := snap.Node(0).Name
+	eta := t0.Add(time.Hour)
+	prev := plan.Reservation{Workload: "ns/b", Nodes: []string{node}, ETA: eta.Add(time.Hour),
+		Pods: []cluster.BoundPod{podOf("ns/b", node, gpus(4, 5, 6, 7))}}
+	fr := &fixedReservation{Placer: NewPlacer(PlacerConfig{Seed: 1}), res: map[api.WorkloadID]plan.Reservation{
+		"ns/a": {ETA: eta, Nodes: []string{node}, Pods: []cluster.BoundPod{podOf("ns/a", node, gpus(0, 1, 2, 3))}},
+		"ns/b": prev,
+	}}
+	q := newFakeQuota()
+	q.limit["cq"] = resourcesCPU(100)
+	a := pending(gpuWorkload("a", 4, 0), "cq")
+	a.Workload.Priority = 9
+	b := pending(gpuWorkload("b", 4, time.Minute), "cq")
+	in := Input{Cycle: 2, Now: t0, Cluster: snap, Quota: q, Pending: []Pending{a, b},
+		Previous: map[api.WorkloadID]plan.Reservation{"ns/b": prev}}
+	p := mustEngine(t, Config{Reservations: true}, fr).Cycle(in)
+	if len(p.Reservations) != 2 || len(fr.seen) != 2 {
+		t.Fatalf("reservations %+v, reserve calls %d; want 2 and 2", p.Reservations, len(fr.seen))
+	}
+	first, second := fr.seen[0], fr.seen[1]
+	if len(first.Held) != 0 || first.Previous != nil {
+		t.Errorf("first head: held %v previous %v, want none", first.Held, first.Previous)
+	}
+	if len(second.Held) != 1 || second.Held[0].Workload != "ns/a" {
+		t.Errorf("second head: held %+v, want ns/a's reservation", second.Held)
+	}
+	if second.Previous == nil || !second.Previous.Start.Equal(prev.ETA) || len(second.Previous.Pods) != 1 {
+		t.Errorf("second head: previous %+v, want its reservation from the last cycle", second.Previous)
+	}
+}
+
+// noticePlacer is fakePlacer whose preemption answers carry placement notices and
+// budget records, and which remembers the history each Preempt call saw.
+type noticePlacer struct {
+	fakePlacer
+	grace     time.Duration
+	histories [][]placement.PreemptionRecord
+}
+
+func (p *noticePlacer) Preempt(c PlaceCall) PreemptResult {
+	p.histories = append(p.histories, c.History)
+	out := p.fakePlacer.Preempt(c)
+	for _, v := range out.Victims {
+		out.Notices = append(out.Notices, placement.Notice{Workload: v, NoticeAt: c.Now, EvictAt: c.Now.Add(p.grace), Reason: "placement says so"})
+		out.Records = append(out.Records, placement.PreemptionRecord{Workload: v, Queue: "cq", At: c.Now, GPUMilli: 1000})
+	}
+	return out
+}
+
+// TestPlacementNoticesAndHistory: notices carry placement's eviction time and reason,
+// and a second preemptor in the same cycle sees the first one's preemption in its
+// history (so one disruption budget is not spent twice).
+func TestPlacementNoticesAndHistory(t *testing.T) {
+	q := newFakeQuota()
+	q.limit["cq"] = resourcesCPU(100)
+	np := &noticePlacer{grace: 5 * time.Minute, fakePlacer: fakePlacer{victims: map[api.WorkloadID][]api.WorkloadID{
+		"ns/hi1": {"ns/lo1"}, "ns/hi2": {"ns/lo2"}}}}
+	past := placement.PreemptionRecord{Workload: "ns/old", Queue: "cq", At: t0.Add(-time.Minute), GPUMilli: 1000}
+	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(0, 4), Quota: q,
+		Pending: []Pending{pending(MakeWorkload("ns", "hi1").Priority(10).Obj(), "cq"), pending(MakeWorkload("ns", "hi2").Priority(10).Created(time.Second).Obj(), "cq")},
+		Running: []placement.Running{{ID: "ns/lo1"}, {ID: "ns/lo2"}}, History: []placement.PreemptionRecord{past}}
+	p := mustEngine(t, Config{Preemption: true, Grace: time.Minute}, np).Cycle(in)
+	if len(p.Notices) != 2 {
+		t.Fatalf("notices = %+v, want 2", p.Notices)
+	}
+	for _, n := range p.Notices {
+		if n.Grace != 5*time.Minute || !n.EvictAt.Equal(t0.Add(5*time.Minute)) || n.Reason != "placement says so" {
+			t.Errorf("notice %+v: want placement's 5m grace, eviction at +5m and its reason", n)
+		}
+	}
+	if len(np.histories) != 2 || len(np.histories[0]) != 1 || len(np.histories[1]) != 2 || np.histories[1][1].Workload != "ns/lo1" {
+		t.Errorf("histories seen = %+v, want [old] then [old, lo1]", np.histories)
+	}
+	if len(in.History) != 1 {
+		t.Errorf("input history changed: %+v", in.History)
+	}
+}

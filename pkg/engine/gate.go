@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// ReasonNotEnoughFreeGPU: the whole cluster has fewer free GPU units than the gang
+// needs, so placement is not asked (every node would be scanned for nothing).
+const ReasonNotEnoughFreeGPU = "NotEnoughFreeGPU"
+
+// freeGPU is the cycle's running total of free GPU capacity in milli-GPU over all nodes
+// of the overlay: an upper bound of what any placement can use (flavors, topology and
+// per-GPU fit only lower it). Within a cycle capacity is only taken (admissions), so it
+// is counted once and decreased as gangs are admitted; what-ifs (preemption checks,
+// reservation walks) are undone before anything else reads it.
+func (c *cycle) countFreeGPU() {
+	var total resources.MilliGPU
+	for i := 0; i < c.ov.NumNodes(); i++ {
+		for _, f := range c.ov.GPUFreeMilli(i) {
+			total += f
+		}
+	}
+	c.freeGPU = total
+}
+
+// takeGPU charges admitted bindings to the free total.
+func (c *cycle) takeGPU(bs []plan.Binding) {
+	for _, b := range bs {
+		c.freeGPU -= b.Assignment.MilliGPU()
+	}
+}
+
+// gpuNeed is a lower bound of the milli-GPU a gang needs on the cluster at once: whole
+// GPUs (nvidia.com/gpu) and Gantry's gpu-milli of the gang's pods. Other GPU resources
+// (MIG profiles, shared replicas) count 0, which keeps the bound safe. With MinMember
+// the gang may mix pod sets, so only the largest single pod counts.
+func gpuNeed(w *api.Workload) resources.MilliGPU {
+	var total, largest resources.MilliGPU
+	for _, ps := range w.PodSets {
+		per := resources.MilliGPU(ps.Requests[resources.NvidiaGPU])*resources.MilliPerGPU +
+			resources.MilliGPU(ps.Requests[resources.GPUMilli])
+		total += per * resources.MilliGPU(ps.GangCount())
+		if per > largest {
+			largest = per
+		}
+	}
+	if w.MinMember > 0 {
+		return largest
+	}
+	return total
+}
+
+// lacksGPU reports, with the reason, when the cluster cannot hold the gang's GPUs even
+// if every free unit were usable.
+func (c *cycle) lacksGPU(w *api.Workload) (PlaceResult, bool) {
+	need := gpuNeed(w)
+	if need == 0 || need <= c.freeGPU {
+		return PlaceResult{}, false
+	}
+	return PlaceResult{Reason: ReasonNotEnoughFreeGPU, Details: []string{
+		fmt.Sprintf("the gang needs %d milli-GPU at once; the whole cluster has %d free", need, c.freeGPU)}}, true
+}

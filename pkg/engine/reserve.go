@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// This file is the engine's side of backfill: the reservations made in a cycle hold
+// GPUs (placement's ReservationSet, per GPU), and a later workload may keep a placement
+// only if it ends before each reservation it touches starts. A reservation that comes
+// without a device-level plan (a placer that only names nodes) holds its whole nodes.
+
+// reserve records a reservation made this cycle.
+func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, queue, why string) {
+	r.Workload = id
+	if r.Reason == "" {
+		r.Reason = "quota fits, the cluster does not yet (" + why + "); capacity reserved"
+	}
+	c.out.Reservations = append(c.out.Reservations, r)
+	if len(r.Pods) == 0 {
+		for _, n := range r.Nodes {
+			if cur, ok := c.reservedNodes[n]; !ok || r.ETA.Before(cur) {
+				c.reservedNodes[n] = r.ETA
+			}
+		}
+		return
+	}
+	c.held = append(c.held, placement.Reservation{Workload: id, Queue: queue, Start: r.ETA, Pods: r.Pods, Waits: r.Waits})
+}
+
+// expectedEnd is when a workload placed now ends by its known runtime; zero = unknown.
+func (c *cycle) expectedEnd(p Pending) time.Time {
+	if p.Runtime <= 0 {
+		return time.Time{}
+	}
+	return c.in.Now.Add(p.Runtime)
+}
+
+// holdsFor returns the indices of the held reservations p must keep off: those that
+// start before p would end. Their GPUs are assumed on the overlay while p is placed, so
+// placement steers p onto GPUs no reservation needs.
+func (c *cycle) holdsFor(p Pending) []int {
+	end := c.expectedEnd(p)
+	var out []int
+	for i, r := range c.held {
+		if r.Workload == p.Workload.ID() {
+			continue
+		}
+		if end.IsZero() || end.After(r.Start) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// holdKey names a set of holds, for the failed-shape memo (a shape that failed under
+// some holds may fit under fewer).
+func holdKey(idx []int) string {
+	parts := make([]string, len(idx))
+	for i, v := range idx {
+		parts[i] = strconv.Itoa(v)
+	}
+	return "|holds=" + strings.Join(parts, ",")
+}
+
+// hold assumes the reserved devices of the given reservations on the overlay, device by
+// device and best effort (a GPU still in use by a running workload is busy anyway), and
+// returns the refs it assumed so release can drop them. Only devices are held:
+// reservations hold GPUs, not CPU or memory (as placement's Allows).
+func (c *cycle) hold(idx []int) []cluster.PodRef {
+	var refs []cluster.PodRef
+	for _, i := range idx {
+		for _, bp := range c.held[i].Pods {
+			for _, d := range bp.Devices.Devices {
+				// One pseudo pod per device, named after it, so each is held alone.
+				ref := cluster.PodRef{Workload: bp.Ref.Workload, PodSet: bp.Ref.PodSet + "/hold/" + d.ID(), Index: bp.Ref.Index}
+				one := devices.Assignment{Devices: []devices.Device{d}}
+				if c.ov.Assume(ref, bp.Node, resources.Vector{}, one) == nil {
+					refs = append(refs, ref)
+				}
+			}
+		}
+	}
+	return refs
+}
+
+// release forgets the hold pods, leaving whatever was placed meanwhile.
+func (c *cycle) release(refs []cluster.PodRef) {
+	for _, ref := range refs {
+		_ = c.ov.Forget(ref) // assumed just above: cannot be missing
+	}
+}
+
+// allows reports whether the pods placed for p respect every reservation of the cycle:
+// per GPU for device-level reservations (placement's ReservationSet.Allows), per node for
+// node-only ones.
+func (c *cycle) allows(p Pending, pods []cluster.BoundPod) (string, bool) {
+	end := c.expectedEnd(p)
+	if ok, why := c.held.Allows(p.Workload.ID(), pods, end); !ok {
+		return why, false
+	}
+	for _, bp := range pods {
+		eta, ok := c.reservedNodes[bp.Node]
+		if !ok {
+			continue
+		}
+		if end.IsZero() || end.After(eta) {
+			return fmt.Sprintf("node %s is reserved from %s and this workload's runtime (%s) does not end before",
+				bp.Node, eta.Sub(c.in.Now), runtimeText(p.Runtime)), false
+		}
+	}
+	return "", true
+}
+
+// allowedSince checks what was placed since mark against the cycle's reservations. It
+// reads the overlay's journal (placement.AssumedSince copies it), so it only does so when
+// some reservation is in force: most cycles have none and admit thousands of gangs.
+func (c *cycle) allowedSince(p Pending, mark cluster.Mark) (string, bool) {
+	if len(c.held) == 0 && len(c.reservedNodes) == 0 {
+		return "", true
+	}
+	return c.allows(p, placement.AssumedSince(c.ov, mark))
+}
+
+// previous is p's reservation from the last cycle as placement takes it, if any.
+func (c *cycle) previous(id api.WorkloadID) *placement.Reservation {
+	r, ok := c.in.Previous[id]
+	if !ok || len(r.Pods) == 0 {
+		return nil
+	}
+	return &placement.Reservation{Workload: id, Start: r.ETA, Pods: r.Pods, Waits: r.Waits}
+}
