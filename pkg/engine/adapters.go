@@ -32,6 +32,10 @@ func (a admissionQuota) Assign(w *api.Workload, cq string) admission.Assignment 
 	return a.q.Assign(w, cq)
 }
 
+func (a admissionQuota) AssignWithout(w *api.Workload, cq string, without map[string]bool) admission.Assignment {
+	return a.q.AssignWithout(w, cq, without)
+}
+
 func (a admissionQuota) Victims(w *api.Workload, as admission.Assignment) admission.PreemptionResult {
 	return a.q.FindVictims(w, as, a.protected)
 }

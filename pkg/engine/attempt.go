@@ -49,14 +49,15 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool)
 	excluded := assignedFlavors(first, c.in.Flavors)
 	var tried []string
 	for i := 0; i < maxFallbacks && len(excluded) > 0; i++ {
-		alt := p
-		alt.Workload = withoutFlavors(p.Workload, excluded)
-		a := c.in.Quota.Assign(alt.Workload, p.ClusterQueue)
+		// Admission rules out exactly these flavors (not others sharing a node label)
+		// and picks the next by its own flavor order and fungibility; placement then
+		// follows the new assignment's flavors.
+		a := c.in.Quota.AssignWithout(p.Workload, p.ClusterQueue, excludedSet(excluded))
 		if !a.Fits() {
 			tried = append(tried, fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", flavorNames(excluded), a.Mode, codeOr(a.Code, admission.ReasonNone), a.Message))
 			return tried, false
 		}
-		res, ok := c.tryPlace(alt, a)
+		res, ok := c.tryPlace(p, a)
 		if ok {
 			return tried, true
 		}

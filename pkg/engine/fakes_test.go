@@ -40,6 +40,11 @@ func (q *fakeQuota) Assign(w *api.Workload, cq string) admission.Assignment {
 	return a
 }
 
+// AssignWithout ignores the exclusions: the fake has a single flavor.
+func (q *fakeQuota) AssignWithout(w *api.Workload, cq string, _ map[string]bool) admission.Assignment {
+	return q.Assign(w, cq)
+}
+
 func (q *fakeQuota) Victims(w *api.Workload, a admission.Assignment) admission.PreemptionResult {
 	var res admission.PreemptionResult
 	for _, v := range q.victims[w.ID()] {

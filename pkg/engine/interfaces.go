@@ -17,6 +17,9 @@ type Quota interface {
 	// Assign returns the candidate flavor assignment of w in clusterQueue; nothing is
 	// reserved.
 	Assign(w *api.Workload, clusterQueue string) admission.Assignment
+	// AssignWithout is Assign with the named flavors ruled out (flavor fallback when
+	// placement could not use them); only those flavors, not others sharing a label.
+	AssignWithout(w *api.Workload, clusterQueue string, without map[string]bool) admission.Assignment
 	// Victims returns the admitted workloads to preempt so that a (Mode Preempt) fits.
 	Victims(w *api.Workload, a admission.Assignment) admission.PreemptionResult
 	// Admit reserves a's usage in this copy.

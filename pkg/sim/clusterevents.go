@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -240,28 +239,20 @@ func withSharing(n cluster.Node, sh devices.Sharing) (cluster.Node, error) {
 	return n, nil
 }
 
-// quotaChange replaces a ClusterQueue's resource groups and rebuilds the quota tree with
-// every admitted workload still admitted (Kueue keeps admitted workloads over quota).
+// quotaChange replaces a ClusterQueue's resource groups. admission's WithResourceGroups
+// carries every admitted workload over with its usage still counted, even above a
+// lowered quota (Kueue keeps admitted workloads over quota and evicts nothing), so
+// nothing new is admitted there until usage drains below the new quota.
 func (s *Simulator) quotaChange(ev api.ClusterEvent) error {
 	cq, ok := s.cqs[ev.ClusterQueue]
 	if !ok {
 		return fmt.Errorf("simulate: cluster event %s (%s): clusterQueue %q not found", ev.Name, ev.Source, ev.ClusterQueue)
 	}
-	cq.ResourceGroups = ev.ResourceGroups
-	q, err := admission.NewQuota(s.objs, admission.Options{})
+	q, err := s.quota.WithResourceGroups(cq.Name, ev.ResourceGroups)
 	if err != nil {
-		return fmt.Errorf("simulate: cluster event %s: %w", ev.Name, err)
+		return fmt.Errorf("simulate: cluster event %s (%s): %w", ev.Name, ev.Source, err)
 	}
-	for _, id := range s.order {
-		st := s.wls[id]
-		if _, was := s.quota.Admitted(id); !was {
-			continue
-		}
-		if err := q.Admit(st.w, st.assignment); err != nil {
-			// Over the new quota: the workload keeps running; it is just not counted.
-			s.emit(EventRecord{Event: EvQuota, Workload: string(id), ClusterQueue: st.clusterQueue, Reason: "over the new quota: " + err.Error()})
-		}
-	}
+	cq.ResourceGroups = ev.ResourceGroups // the model's copy, for explain and KPIs
 	s.quota = q
 	s.emit(EventRecord{Event: EvQuota, ClusterQueue: cq.Name, Reason: "quota changed by " + ev.Name})
 	s.dirty = true

@@ -10,11 +10,13 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// Columns of the generic workload CSV (docs/simulator-kpis.md, "Trace formats"). Only
-// name and submit_at are required; every other column may be absent or empty.
-var (
-	genericRequired = []string{"name", "submit_at"}
-	genericOptional = []string{
+// genericRequired are the columns every generic workload CSV has.
+func genericRequired() []string { return []string{"name", "submit_at"} }
+
+// genericOptional are the other columns of the generic workload CSV
+// (docs/simulator-kpis.md, "Trace formats"); each may be absent or empty.
+func genericOptional() []string {
+	return []string{
 		"namespace",        // default "default"
 		"queue",            // LocalQueue; default "default"
 		"duration",         // run time, e.g. "2h" or seconds; empty = until the end
@@ -30,13 +32,13 @@ var (
 		"mig_profile",   // a MIG profile per pod, e.g. "1g.10gb" (one instance)
 		"node_selector", // "key=value;key=value"
 	}
-)
+}
 
 // ReadGenericWorkloads parses a CSV with named columns into workloads. The header must
 // name columns from the documented set (unknown columns are errors, so a typo does not
 // silently drop a request).
 func ReadGenericWorkloads(r io.Reader, file string) ([]api.Workload, error) {
-	t, err := openCSV(r, file, genericRequired, genericOptional, true)
+	t, err := openCSV(r, file, genericRequired(), genericOptional(), true)
 	if err != nil {
 		return nil, err
 	}

@@ -70,19 +70,24 @@ func (p OpenBPod) Fractional() bool {
 	return p.NumGPU == 1 && p.GPUMilli > 0 && p.GPUMilli < resources.MilliPerGPU
 }
 
-var openBNodeColumns = []string{"sn", "cpu_milli", "memory_mib", "gpu", "model"}
+// The columns of the openb files (functions, not variables, so nothing can change them).
+func openBNodeColumns() []string { return []string{"sn", "cpu_milli", "memory_mib", "gpu", "model"} }
 
-var (
-	openBPodRequired = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}
-	openBPodOptional = []string{"gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}
-)
+func openBPodRequired() []string {
+	return []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}
+}
+
+// openBPodOptional are absent from the multigpu variants.
+func openBPodOptional() []string {
+	return []string{"gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}
+}
 
 // maxTraceGPUs bounds GPUs per node or pod: larger values are typos, not hardware.
 const maxTraceGPUs = 1024
 
 // ReadOpenBNodes parses an openb node list. file names the input in errors.
 func ReadOpenBNodes(r io.Reader, file string) ([]OpenBNode, error) {
-	t, err := openCSV(r, file, openBNodeColumns, nil, false)
+	t, err := openCSV(r, file, openBNodeColumns(), nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +119,7 @@ func ReadOpenBNodes(r io.Reader, file string) ([]OpenBNode, error) {
 
 // ReadOpenBPods parses an openb pod list (any variant). file names the input in errors.
 func ReadOpenBPods(r io.Reader, file string) ([]OpenBPod, error) {
-	t, err := openCSV(r, file, openBPodRequired, openBPodOptional, false)
+	t, err := openCSV(r, file, openBPodRequired(), openBPodOptional(), false)
 	if err != nil {
 		return nil, err
 	}
