@@ -24,6 +24,9 @@ type simFlags struct {
 	seed   int64
 	until  string
 	grace  time.Duration
+	// retryAll turns event-driven requeue off (every pending workload in every cycle),
+	// to compare run times; decisions are the same.
+	retryAll bool
 }
 
 func (f *simFlags) register(cmd *cobra.Command) {
@@ -34,6 +37,7 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed (same inputs and seed give the same run)")
 	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 2*time.Minute, "preemption notice: time a victim gets to checkpoint")
+	cmd.Flags().BoolVar(&f.retryAll, "retry-all", false, "hand every pending workload to every cycle instead of parking inadmissible ones until a relevant change (same decisions, slower; for comparison)")
 }
 
 // load reads manifests and traces into one object set; notes (jobs a trace importer
@@ -99,7 +103,7 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 	if err != nil {
 		return sim.Options{}, err
 	}
-	return sim.Options{Seed: f.seed, Until: until, Engine: cfg, Placer: placer}, nil
+	return sim.Options{Seed: f.seed, Until: until, Engine: cfg, Placer: placer, RetryAll: f.retryAll}, nil
 }
 
 func newSimulateCommand() *cobra.Command {

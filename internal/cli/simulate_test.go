@@ -75,6 +75,28 @@ func TestSimulateDeterministicEvents(t *testing.T) {
 	}
 }
 
+// --retry-all only changes how much work cycles do, never a decision: the event logs
+// with and without parking inadmissible workloads are byte-identical.
+func TestSimulateRetryAllSameEvents(t *testing.T) {
+	dir := t.TempDir()
+	var logs [2][]byte
+	for i, extra := range [][]string{nil, {"--retry-all"}} {
+		p := filepath.Join(dir, "ev"+string(rune('a'+i)))
+		args := append([]string{"simulate", "-f", "../../examples/", "--events", p, "--seed", "7"}, extra...)
+		if _, e, code := runCLI(t, args...); code != 0 {
+			t.Fatalf("run %v: %s", extra, e)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i] = b
+	}
+	if len(logs[0]) == 0 || !bytes.Equal(logs[0], logs[1]) {
+		t.Fatalf("event logs differ with --retry-all (%d vs %d bytes)", len(logs[0]), len(logs[1]))
+	}
+}
+
 func TestSimulateBadFlags(t *testing.T) {
 	tests := []struct {
 		args []string

@@ -219,8 +219,15 @@ func (o *Overlay) Snapshot() *Snapshot {
 // add charges bp to node i; on error nothing changed.
 func (o *Overlay) add(i int, bp BoundPod) error {
 	cur := o.state(i)
-	use := chargeOn(cur.node, bp.Requests)
-	if ok, short := use.Fits(cur.free); !ok {
+	fits := true
+	eachCharge(cur.node, bp.Requests, func(k resources.Name, a resources.Amount) {
+		if a > 0 && a > cur.free[k] {
+			fits = false
+		}
+	})
+	if !fits {
+		use := chargeOn(cur.node, bp.Requests)
+		_, short := use.Fits(cur.free)
 		return fmt.Errorf("pod %s: node %s: not enough free %v (requests %s, free %s)", bp.Ref, bp.Node, short, use, cur.free)
 	}
 	hasDevices := !bp.Devices.IsZero()
@@ -233,7 +240,7 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
 		}
 	}
-	st.free.SubInPlace(use)
+	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
 	st.version++
 	st.mirrorFree()
 	st.pods = append(st.pods, bp.Ref)
@@ -253,7 +260,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
 		}
 	}
-	st.free.AddInPlace(chargeOn(st.node, bp.Requests))
+	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })
 	st.version++
 	st.mirrorFree()
 	for k, r := range st.pods {
@@ -287,4 +294,26 @@ func chargeOn(n *Node, requests resources.Vector) resources.Vector {
 		delete(use, resources.Pods)
 	}
 	return use
+}
+
+// eachCharge calls f with every amount of chargeOn(n, requests) without building the
+// vector: assume, forget and undo run it on the hot path of placement and preemption.
+func eachCharge(n *Node, requests resources.Vector, f func(resources.Name, resources.Amount)) {
+	_, limited := n.Allocatable[resources.Pods]
+	podsAsked := false
+	for k, a := range requests {
+		if k.IsGPU() || a == 0 {
+			continue
+		}
+		if k == resources.Pods {
+			podsAsked = true
+			if !limited {
+				continue
+			}
+		}
+		f(k, a)
+	}
+	if !podsAsked && limited {
+		f(resources.Pods, 1) // the implicit pod slot, as NonGPU adds it
+	}
 }

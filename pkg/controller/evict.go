@@ -35,11 +35,18 @@ func noticeDeadline(wl *v1alpha1.Workload) (time.Time, bool) {
 func (ctl *Controller) evictDue(ctx context.Context, wls []*v1alpha1.Workload, pods []corev1.Pod, now time.Time) {
 	for _, wl := range wls {
 		deadline, ok := noticeDeadline(wl)
-		if !ok || wl.Status.Admission == nil || now.Before(deadline) {
+		if !ok || wl.Status.Admission == nil {
+			continue
+		}
+		if now.Before(deadline) {
+			if ctl.nextDeadline.IsZero() || deadline.Before(ctl.nextDeadline) {
+				ctl.nextDeadline = deadline // wake the loop when it is due
+			}
 			continue
 		}
 		if err := ctl.evict(ctx, wl, podsOf(wl, pods), now); err != nil {
-			ctl.log.Info("eviction not finished, retrying next cycle", "workload", wlKey(wl), "reason", err.Error())
+			ctl.retry = true
+			ctl.log.Info("eviction not finished, retrying", "workload", wlKey(wl), "reason", err.Error())
 		}
 	}
 }

@@ -20,8 +20,15 @@ import (
 type Options struct {
 	// Engine is the scheduling policy, the same the simulator takes.
 	Engine engine.Config
-	// Interval between passes; 0 means one second.
+	// Interval is the least time between two passes: changes arriving faster are
+	// coalesced into the next pass. 0 means 200ms.
 	Interval time.Duration
+	// Resync runs a pass at least this often even when nothing was observed to change,
+	// a safety net for missed events; 0 means 30s.
+	Resync time.Duration
+	// RetryAfter is how soon a pass that left work unfinished (a refused eviction, a
+	// conflict) is retried; 0 means two seconds.
+	RetryAfter time.Duration
 	// Seed seeds tie-breaking, so equal states give equal decisions.
 	Seed int64
 	// Now is the clock; nil means time.Now. Tests inject their own.
@@ -40,6 +47,11 @@ type Controller struct {
 	log     logr.Logger
 	rng     *rand.Rand
 	cycleNo int64
+	wake    *wakeup
+	watch   *watcher
+	// Set by each pass for the loop: retry soon, and the next preemption deadline.
+	retry        bool
+	nextDeadline time.Time
 }
 
 // New returns a controller over the given clients.
@@ -48,32 +60,74 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 		return nil, err
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = time.Second
+		opts.Interval = 200 * time.Millisecond
+	}
+	if opts.Resync <= 0 {
+		opts.Resync = 30 * time.Second
+	}
+	if opts.RetryAfter <= 0 {
+		opts.RetryAfter = 2 * time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	return &Controller{c: c, direct: direct, events: events, metrics: metrics, opts: opts, log: log,
-		rng: rand.New(rand.NewSource(opts.Seed))}, nil
+		rng: rand.New(rand.NewSource(opts.Seed)), wake: newWakeup(), watch: &watcher{done: map[string]bool{}}}, nil
 }
 
 // NeedLeaderElection: only the leader schedules and binds.
 func (ctl *Controller) NeedLeaderElection() bool { return true }
 
-// Start runs passes until ctx ends. A failing pass is logged and retried.
+// Start runs passes until ctx ends. Passes are event-driven: informers on every object
+// that matters poke a coalesced wake-up, passes are at least Interval apart, a timer
+// fires at the next preemption deadline, and Resync is the safety net. A failing pass
+// is logged and retried after RetryAfter.
 func (ctl *Controller) Start(ctx context.Context) error {
-	t := time.NewTicker(ctl.opts.Interval)
-	defer t.Stop()
+	ctl.watch.wake = ctl.wake
+	ctl.watch.ensure(ctx)
+	ctl.wake.Poke()
+	var last time.Time
 	for {
+		if !ctl.waitForWork(ctx) {
+			return nil
+		}
+		if !sleepCtx(ctx, ctl.opts.Interval-time.Since(last)) {
+			return nil
+		}
+		ctl.wake.drain()
+		last = time.Now()
+		ctl.retry, ctl.nextDeadline = false, time.Time{}
 		if err := ctl.Pass(ctx); err != nil && ctx.Err() == nil {
 			ctl.log.Error(err, "pass failed")
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
+			ctl.retry = true
 		}
 	}
+}
+
+// waitForWork blocks until a poke, the retry or deadline timer, or the resync; false
+// when ctx ended.
+func (ctl *Controller) waitForWork(ctx context.Context) bool {
+	wait := ctl.opts.Resync
+	if ctl.retry && ctl.opts.RetryAfter < wait {
+		wait = ctl.opts.RetryAfter
+	}
+	if !ctl.nextDeadline.IsZero() {
+		if d := ctl.nextDeadline.Sub(ctl.opts.Now()) + 10*time.Millisecond; d < wait {
+			wait = d
+		}
+	}
+	t := time.NewTimer(max(wait, 0))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-ctl.wake.ch:
+	case <-t.C:
+		if wait == ctl.opts.Resync {
+			ctl.watch.ensure(ctx) // optional CRDs installed since
+		}
+	}
+	return true
 }
 
 // Pass runs one full pass. Everything is re-read from the API server each time, so a

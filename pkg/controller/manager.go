@@ -60,6 +60,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 	if err != nil {
 		return nil, nil, err
 	}
+	c.watch.informers = mgr.GetCache()
 	if err := mgr.Add(c); err != nil {
 		return nil, nil, err
 	}

@@ -69,7 +69,8 @@ func BenchmarkCloneA100MIG(b *testing.B) {
 	}
 }
 
-// BenchmarkNewNodeDevicesH100 builds one 8-GPU node: snapshot builds do this per node.
+// BenchmarkNewNodeDevicesH100 builds one 8-GPU node: node pools and test builders do
+// this per node.
 func BenchmarkNewNodeDevicesH100(b *testing.B) {
 	m, err := LookupModel("H100")
 	if err != nil {
@@ -79,10 +80,22 @@ func BenchmarkNewNodeDevicesH100(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := NewNodeDevices(gpus); err != nil {
-			b.Fatal(err)
+	b.Run("lookup", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := NewNodeDevices(gpus); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	// With the model passed in, as node pools do: no catalog build per node.
+	b.Run("with-model", func(b *testing.B) {
+		models := []Model{m}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := NewNodeDevicesWith(models, gpus); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

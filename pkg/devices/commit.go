@@ -61,7 +61,7 @@ type touchedGPU struct {
 
 // take holds device d on g.
 func (g *gpuState) take(d Device) error {
-	if !g.spec.Healthy {
+	if !g.healthy {
 		return fmt.Errorf("GPU is unhealthy")
 	}
 	switch d.Kind {

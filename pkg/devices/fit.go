@@ -47,7 +47,7 @@ func (r Request) kindRefusal() *Refusal {
 
 // eligible reports whether GPU g may serve r at all: healthy and of an allowed model.
 func eligible(g *gpuState, r Request) bool {
-	if !g.spec.Healthy {
+	if !g.healthy {
 		return false
 	}
 	if len(r.ModelConstraint) == 0 {
@@ -161,7 +161,7 @@ func (g *gpuState) shareDevice(r Request) Device {
 func (n *NodeDevices) healthyCount() int {
 	c := 0
 	for i := range n.gpus {
-		if n.gpus[i].spec.Healthy {
+		if n.gpus[i].healthy {
 			c++
 		}
 	}
@@ -172,7 +172,7 @@ func (n *NodeDevices) instanceTotal(profile string) int {
 	c := 0
 	for i := range n.gpus {
 		for _, in := range n.gpus[i].spec.Instances {
-			if in.Profile == profile && n.gpus[i].spec.Healthy {
+			if in.Profile == profile && n.gpus[i].healthy {
 				c++
 			}
 		}

@@ -19,7 +19,10 @@ type NodeDevices struct {
 
 // gpuState is one GPU with its model and what is held on it.
 type gpuState struct {
-	spec GPU
+	// spec is the GPU as configured, shared read-only by clones (so cloning a node copies
+	// only what changes); its Healthy is the value at build time: healthy is current.
+	spec    *GPU
+	healthy bool
 	// model is resolved once when the node is built and shared, read-only, by every GPU
 	// of that model on the node and by clones (looking it up costs a catalog build).
 	model *Model
@@ -115,7 +118,7 @@ func newGPUState(g GPU, models *[]namedModel) (gpuState, error) {
 		return gpuState{}, fmt.Errorf("GPU-%d: instances: %w", g.Index, err)
 	}
 	g.Instances = append([]Instance(nil), g.Instances...)
-	st := gpuState{spec: g, model: m, kind: kindOf(g)}
+	st := gpuState{spec: &g, healthy: g.Healthy, model: m, kind: kindOf(g)}
 	switch st.kind {
 	case unitMIG:
 		st.instUsed = make([]bool, len(g.Instances))
@@ -159,7 +162,8 @@ func (n *NodeDevices) checkMIGStrategy() error {
 func (n *NodeDevices) GPUs() []GPU {
 	out := make([]GPU, len(n.gpus))
 	for i, g := range n.gpus {
-		out[i] = g.spec
+		out[i] = *g.spec
+		out[i].Healthy = g.healthy
 		out[i].Instances = append([]Instance(nil), g.spec.Instances...)
 	}
 	return out
@@ -207,7 +211,7 @@ func (n *NodeDevices) SetHealthy(index int, ok bool) error {
 	if !found {
 		return fmt.Errorf("GPU-%d: no such GPU on the node", index)
 	}
-	n.gpus[i].spec.Healthy = ok
+	n.gpus[i].healthy = ok
 	n.freeMilli[i] = n.gpus[i].freeMilliNow()
 	return nil
 }
@@ -229,7 +233,7 @@ func (n *NodeDevices) Free() resources.Vector { return n.offer(true) }
 func (n *NodeDevices) offer(freeOnly bool) resources.Vector {
 	v := resources.Vector{}
 	for i := range n.gpus {
-		if n.gpus[i].spec.Healthy {
+		if n.gpus[i].healthy {
 			n.gpus[i].addOffer(v, freeOnly)
 		}
 	}
@@ -299,7 +303,7 @@ func (n *NodeDevices) FreeMilliView() []resources.MilliGPU { return n.freeMilli 
 // whole GPU 1000 or 0, a MIG GPU its free instances' shares, a time-sliced or MPS GPU
 // its free replicas × ⌊1000/replicas⌋, a fractional GPU what its shares leave.
 func (g *gpuState) freeMilliNow() resources.MilliGPU {
-	if !g.spec.Healthy {
+	if !g.healthy {
 		return 0
 	}
 	switch g.kind {

@@ -74,7 +74,7 @@ func TestPropPickTopologyMatchesReference(t *testing.T) {
 		gpus := make([]gpuState, n)
 		var cands []int
 		for i := range gpus {
-			gpus[i].spec = GPU{Index: i,
+			gpus[i].spec = &GPU{Index: i,
 				NVLinkDomain: rapid.IntRange(0, 20).Draw(t, "domain"),
 				PCIeSwitch:   rapid.IntRange(0, 20).Draw(t, "switch")}
 			if rapid.Bool().Draw(t, "free") {

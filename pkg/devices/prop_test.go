@@ -129,7 +129,7 @@ func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
 	view := n.FreeMilliView()
 	for i := range n.gpus {
 		v := resources.Vector{}
-		if n.gpus[i].spec.Healthy {
+		if n.gpus[i].healthy {
 			n.gpus[i].addOffer(v, true)
 		}
 		if view[i] != resources.MilliGPU(v[resources.GPUMilli]) {

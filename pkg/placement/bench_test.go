@@ -129,3 +129,26 @@ func readCSV(b *testing.B, path string) [][]string {
 	}
 	return rows
 }
+
+// BenchmarkGang32MIGOn10000Nodes places a 32-pod gang of 1g.10gb MIG pods on the big
+// cluster (3,000 MIG nodes are candidates), without and with a FitCache shared across
+// placements: each op starts a fresh overlay of the same snapshot, as an engine cycle
+// does, so with the cache the device model is asked again only on changed nodes.
+func BenchmarkGang32MIGOn10000Nodes(b *testing.B) {
+	s := bigCluster(b)
+	w := gt.MakeWorkload("ns/infer").PodSet("workers", 32, gt.Req("cpu", "2", "nvidia.com/mig-1g.10gb", "1")).Obj()
+	for _, tc := range []struct {
+		name  string
+		cache *placement.FitCache
+	}{{"no-cache", nil}, {"fit-cache", &placement.FitCache{}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for n := 0; n < b.N; n++ {
+				pl, d := placement.PlaceWorkload(s.Overlay(), w, nil, placement.Options{Rand: rand.New(rand.NewSource(1)), FitCache: tc.cache})
+				if d != nil || len(pl.Pods) != 32 {
+					b.Fatalf("gang not placed: %s", d)
+				}
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ func staticCheck(n *cluster.Node, p *PodRequest, all bool, out []Rejection) []Re
 			return out
 		}
 	}
-	if key, ok := labelsMatch(n.Labels, p.NodeSelector); !ok {
+	if key, ok := pairsMatch(n.Labels, p.selector); !ok {
 		if out = append(out, Rejection{Reason: ReasonNodeSelector, Subject: key, Detail: fmt.Sprintf("node has %s=%q, pod wants %q", key, n.Labels[key], p.NodeSelector[key])}); !all {
 			return out
 		}
@@ -42,7 +42,7 @@ func staticCheck(n *cluster.Node, p *PodRequest, all bool, out []Rejection) []Re
 			return out
 		}
 	}
-	if key, ok := labelsMatch(n.Labels, p.FlavorLabels); !ok {
+	if key, ok := pairsMatch(n.Labels, p.flavor); !ok {
 		out = append(out, Rejection{Reason: ReasonFlavorLabels, Subject: key, Detail: fmt.Sprintf("flavor needs %s=%q", key, p.FlavorLabels[key])})
 	}
 	return out
@@ -148,19 +148,15 @@ func taintString(t *corev1.Taint) string {
 	return t.Key + "=" + t.Value + ":" + string(t.Effect)
 }
 
-// labelsMatch checks every want label against have (keys visited in sorted order so the
-// reported key is deterministic).
-func labelsMatch(have, want map[string]string) (string, bool) {
-	if len(want) == 0 {
-		return "", true
-	}
-	bad := ""
-	for k, v := range want {
-		if got, ok := have[k]; (!ok || got != v) && (bad == "" || k < bad) {
-			bad = k
+// pairsMatch checks the wanted labels (sorted by key) against have and returns the
+// first, so smallest, key that does not match: the reported key is deterministic.
+func pairsMatch(have map[string]string, want []labelPair) (string, bool) {
+	for _, w := range want {
+		if got, ok := have[w.key]; !ok || got != w.value {
+			return w.key, false
 		}
 	}
-	return bad, bad == ""
+	return "", true
 }
 
 // affinityMatches evaluates required node affinity: terms are ORed, expressions inside a

@@ -8,11 +8,14 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// fitCache remembers the device model's answer per node state and GPU request shape.
-// Between two single-pod decisions only one node changes, and pod shapes repeat, so most
-// Fit calls of a stream of pods are answered from here. Entries are keyed by the node's
-// cluster.Stamp, so a changed node is never answered from a stale entry.
-type fitCache struct {
+// FitCache remembers the device model's answer per node state and GPU request shape.
+// Between two decisions only the nodes that received pods change, and pod shapes repeat,
+// so most Fit calls of a stream of pods are answered from here. Entries are keyed by the
+// node's cluster.Stamp, so a changed node is never answered from a stale entry, and one
+// cache may serve many overlays and snapshots in turn. The zero value is ready to use;
+// a FitCache must not be used from several goroutines at once. The single-pod policies
+// keep one each; pass one in Options.FitCache to share it across gang placements.
+type FitCache struct {
 	// byShape holds, per shape, one entry per node index (a slice, not a map: it is read
 	// for every node a pod is tried on). A zero entry has no stamp and never matches; a
 	// stamp from another overlay's node state never matches either.
@@ -58,7 +61,7 @@ func fitKeyOf(r devices.Request) fitKey {
 
 // shape returns the per-node entries for one request shape, one per node of ov. Choose
 // looks the shape up once and then reads the entries by node index.
-func (c *fitCache) shape(ov *cluster.Overlay, key fitKey) []fitEntry {
+func (c *FitCache) shape(ov *cluster.Overlay, key fitKey) []fitEntry {
 	if c.byShape == nil || len(c.byShape) > maxShapes {
 		c.byShape = map[fitKey][]fitEntry{}
 	}

@@ -32,7 +32,7 @@ func PlaceWorkload(ov *cluster.Overlay, w *api.Workload, fc FlavorConstraints, o
 		if err != nil {
 			return Placement{}, &Diagnosis{Workload: w.ID(), PodSet: ps.Name, GangSize: total, TotalNodes: ov.NumNodes(), Err: err.Error()}
 		}
-		p := &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand}
+		p := &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand, fits: opts.FitCache}
 		placers[si] = p
 		pods, d := p.place(gang[si])
 		if d != nil {
@@ -82,7 +82,7 @@ func placeExtras(placers []*setPlacer, gang []int, pods []PodPlacement) []PodPla
 		if scope == nil {
 			scope = allNodes(p.ov)
 		}
-		c := newChooser(p.ov, scope, p.req, p.scorers, p.rnd)
+		c := newChooser(p.ov, scope, p.req, p.scorers, p.rnd, p.fits)
 		for idx := gang[si]; idx < int(p.ps.Count); idx++ {
 			pp, ok := assumeBest(p.ov, c, p.w.ID(), p.ps.Name, idx)
 			if !ok {
@@ -134,8 +134,9 @@ type setPlacer struct {
 	fc      FlavorConstraint
 	scorers []WeightedScorer
 	rnd     *rand.Rand
-	next    int   // next pod index
-	scope   []int // nodes of the domain the gang landed in; nil = anywhere
+	fits    *FitCache // optional
+	next    int       // next pod index
+	scope   []int     // nodes of the domain the gang landed in; nil = anywhere
 }
 
 // place puts n pods, honouring the set's topology request.
@@ -265,7 +266,7 @@ func (p *setPlacer) placeSliced(nodes []int, n int) ([]PodPlacement, *Diagnosis)
 
 // placeIn places n pods on nodes, one at a time on the best-scored node.
 func (p *setPlacer) placeIn(nodes []int, n int) ([]PodPlacement, *Diagnosis) {
-	c := newChooser(p.ov, nodes, p.req, p.scorers, p.rnd)
+	c := newChooser(p.ov, nodes, p.req, p.scorers, p.rnd, p.fits)
 	out := make([]PodPlacement, 0, n)
 	for k := 0; k < n; k++ {
 		pp, ok := assumeBest(p.ov, c, p.w.ID(), p.ps.Name, p.next)

@@ -28,14 +28,18 @@ type chooser struct {
 	scorers []WeightedScorer
 	rnd     *rand.Rand
 	slots   []slot
-	cand    Candidate // reused for every score, so scoring does not allocate
+	fits    []fitEntry // per node, from an optional FitCache; nil without one
+	cand    Candidate  // reused for every score, so scoring does not allocate
 	nums    cpuMemNums
 	guess   []devices.Device
 }
 
 // newChooser runs the static checks once and evaluates every remaining node.
-func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []WeightedScorer, rnd *rand.Rand) *chooser {
+func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []WeightedScorer, rnd *rand.Rand, fits *FitCache) *chooser {
 	c := &chooser{ov: ov, req: req, scorers: scorers, rnd: rnd, slots: make([]slot, 0, len(nodes))}
+	if fits != nil && !req.GPU.IsZero() {
+		c.fits = fits.shape(ov, fitKeyOf(req.GPU))
+	}
 	var scratch [4]Rejection
 	for _, i := range nodes {
 		// Nodes only fill up while one chooser is in use, so a node that fails the
@@ -66,13 +70,23 @@ func (c *chooser) eval(s *slot) {
 		s.score = combine(c.scorers, c.candidate(s.node, guess))
 		return
 	}
-	a, rej := resourceCheck(c.ov, s.node, c.req, false, scratch[:0])
-	if len(rej) > 0 {
+	a, ok := c.fit(s.node, scratch[:0])
+	if !ok {
 		s.ok = false
 		return
 	}
 	s.ok, s.predicted, s.assign = true, false, a
 	s.score = combine(c.scorers, c.candidate(s.node, a))
+}
+
+// fit is the device part of the pod on node i (nonGPUCheck has passed): from the
+// FitCache when the chooser has one, else from resourceCheck.
+func (c *chooser) fit(i int, scratch []Rejection) (devices.Assignment, bool) {
+	if c.fits != nil {
+		return fitAt(&c.fits[i], c.ov, i, c.req)
+	}
+	a, rej := resourceCheck(c.ov, i, c.req, false, scratch)
+	return a, len(rej) == 0
 }
 
 // predictWhole guesses the device model's pick for whole GPUs on an exclusive node: the

@@ -7,6 +7,7 @@ import (
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"pgregory.net/rapid"
 )
@@ -66,4 +67,49 @@ func TestGangProperties(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Property: a FitCache shared across placements changes no decision. Random workloads of
+// every GPU kind are placed in turn on two overlays of one mixed cluster (whole, MIG,
+// time-sliced and fractional nodes), one with a cache shared by all placements and one
+// without, with equal seeds; every placement and diagnosis must match.
+func TestFitCacheChangesNoDecision(t *testing.T) {
+	nodes := []cluster.Node{
+		gt.MakeNode("whole").GPUs("H100", 8).Obj(),
+		gt.MakeNode("mig").GPUs("A100-SXM4-40GB", 4).MIG("all-balanced").Obj(),
+		gt.MakeNode("sliced").GPUs("T4", 4).Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 4}).Obj(),
+		gt.MakeNode("frac").GPUs("V100", 4).Sharing(devices.Sharing{Mode: devices.Fractional}).Obj(),
+		gt.MakeNode("frac2").GPUs("V100", 2).Sharing(devices.Sharing{Mode: devices.Fractional}).Obj(),
+	}
+	s, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := [][]string{
+		{"nvidia.com/gpu", "1"}, {"nvidia.com/gpu", "2"}, {"nvidia.com/mig-1g.5gb", "1"},
+		{"nvidia.com/mig-3g.20gb", "1"}, {"gantry.dev/gpu-milli", "300"}, {"gantry.dev/gpu-milli", "700"},
+	}
+	placedKinds := map[string]bool{} // shapes placed at least once, so the check is not vacuous
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Int64().Draw(rt, "seed")
+		plain, cached := s.Overlay(), s.Overlay()
+		rndPlain, rndCached := rand.New(rand.NewSource(seed)), rand.New(rand.NewSource(seed))
+		cache := &placement.FitCache{}
+		for j := range rapid.IntRange(1, 12).Draw(rt, "workloads") {
+			shape := rapid.SampledFrom(shapes).Draw(rt, "shape")
+			count := int32(rapid.IntRange(1, 3).Draw(rt, "pods"))
+			w := gt.MakeWorkload(fmt.Sprintf("ns/w%d", j)).PodSet("main", count, gt.Req(shape[0], shape[1])).Obj()
+			p1, d1 := placement.PlaceWorkload(plain, w, nil, placement.Options{Rand: rndPlain})
+			p2, d2 := placement.PlaceWorkload(cached, w, nil, placement.Options{Rand: rndCached, FitCache: cache})
+			if got, want := fmt.Sprint(p2, d2), fmt.Sprint(p1, d1); got != want {
+				rt.Fatalf("workload %d (%v x%d): with cache %s, without %s", j, shape, count, got, want)
+			}
+			if d1 == nil {
+				placedKinds[shape[0]] = true
+			}
+		}
+	})
+	if len(placedKinds) < 4 {
+		t.Fatalf("only %v were ever placed", placedKinds)
+	}
 }

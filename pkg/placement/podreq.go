@@ -2,6 +2,8 @@ package placement
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -23,6 +25,9 @@ type PodRequest struct {
 	FlavorLabels map[string]string
 	// names are NonGPU's resource names, sorted, so checks report deterministically.
 	names []resources.Name
+	// selector and flavor are NodeSelector and FlavorLabels as pairs sorted by key: the
+	// static checks read them for every node, and ranging over a map costs far more.
+	selector, flavor []labelPair
 	// gpuNames are the device-plugin resources the GPU request needs a node to offer
 	// (gpu-milli and gpu-memory are offered by every GPU node and left out).
 	gpuNames []resources.Name
@@ -54,6 +59,8 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 	}
 	return &PodRequest{
 		cpuMemOnly:   cpuMemOnly,
+		selector:     sortedPairs(ps.NodeSelector),
+		flavor:       sortedPairs(fc.NodeLabels),
 		pods:         nonGPU[resources.Pods],
 		Requests:     ps.Requests,
 		NonGPU:       nonGPU,
@@ -81,5 +88,21 @@ func pluginNames(r devices.Request) []resources.Name {
 			out = append(out, n)
 		}
 	}
+	return out
+}
+
+// labelPair is one required node label.
+type labelPair struct{ key, value string }
+
+// sortedPairs lists m's entries sorted by key (nil for an empty map).
+func sortedPairs(m map[string]string) []labelPair {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]labelPair, 0, len(m))
+	for k, v := range m {
+		out = append(out, labelPair{k, v})
+	}
+	slices.SortFunc(out, func(a, b labelPair) int { return strings.Compare(a.key, b.key) })
 	return out
 }

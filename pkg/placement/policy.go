@@ -61,7 +61,7 @@ func NewPolicy(name string, shapes *ShapeStats) (Policy, error) {
 type scorePolicy struct {
 	name    string
 	scorers []WeightedScorer
-	fits    fitCache
+	fits    FitCache
 }
 
 func (s *scorePolicy) Name() string { return s.name }

@@ -34,6 +34,10 @@ type Options struct {
 	// Rand breaks ties between equally scored nodes; nil takes the first in node order.
 	// Pass a seeded source so runs are reproducible.
 	Rand *rand.Rand
+	// FitCache, when set, remembers device fits across placements (see FitCache): a
+	// caller placing many workloads on overlays of one snapshot skips repeated Fit calls
+	// on nodes that did not change. Decisions are the same with or without it.
+	FitCache *FitCache
 }
 
 // PodPlacement is one pod's place: its pod set, index in the set, node and devices.

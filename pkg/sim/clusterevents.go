@@ -75,6 +75,7 @@ func (s *Simulator) addNodes(ev api.ClusterEvent) error {
 		}
 		s.emit(EventRecord{Event: EvNode, Node: n.Name, Change: "added"})
 	}
+	s.wakeForNodes()
 	s.dirty = true
 	return nil
 }
@@ -86,7 +87,7 @@ func (s *Simulator) workloadsOn(nodes []string) []*wlState {
 		set[n] = true
 	}
 	var out []*wlState
-	for _, id := range s.order {
+	for _, id := range s.live {
 		st := s.wls[id]
 		if st.phase != plan.Running && st.phase != plan.Preempting {
 			continue
@@ -139,6 +140,7 @@ func (s *Simulator) nodesBack(nodes []string) error {
 		delete(s.offline, n)
 		s.emit(EventRecord{Event: EvNode, Node: n, Change: "recovered"})
 	}
+	s.wakeForNodes()
 	s.dirty = true
 	return nil
 }
@@ -255,6 +257,7 @@ func (s *Simulator) quotaChange(ev api.ClusterEvent) error {
 	cq.ResourceGroups = ev.ResourceGroups // the model's copy, for explain and KPIs
 	s.quota = q
 	s.emit(EventRecord{Event: EvQuota, ClusterQueue: cq.Name, Reason: "quota changed by " + ev.Name})
+	s.wakeAll()
 	s.dirty = true
 	return nil
 }

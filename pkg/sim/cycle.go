@@ -14,17 +14,25 @@ import (
 
 // runCycle builds the engine's input from the model, runs one cycle and commits the plan.
 func (s *Simulator) runCycle() error {
+	s.timedWakes()
 	in := s.cycleInput()
 	if len(in.Pending) == 0 && len(in.Draining) == 0 {
-		return nil // nothing to decide: no polling
+		return nil // nothing to decide (or all parked until a change): no polling
 	}
 	s.cycle++
+	s.lastCycleAt = s.now
+	s.considered += int64(len(in.Pending))
 	p := s.eng.Cycle(in)
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("simulate: engine produced an invalid plan: %w", err)
 	}
-	_, err := s.committer().Apply(p)
-	return err
+	reserved := s.reservedNow()
+	res, err := s.committer().Apply(p)
+	if err != nil {
+		return err
+	}
+	s.afterCommit(p, res.Applied, reserved)
+	return nil
 }
 
 // cycleInput is the engine's view of the model right now.
@@ -37,10 +45,10 @@ func (s *Simulator) cycleInput() engine.Input {
 		InFlight: map[api.WorkloadID]bool{}, Nominated: map[api.WorkloadID][]api.WorkloadID{}, PreemptedBy: map[api.WorkloadID]api.WorkloadID{},
 		Previous: map[api.WorkloadID]plan.Reservation{},
 	}
-	for _, id := range s.order {
+	for _, id := range s.live {
 		st := s.wls[id]
 		switch {
-		case st.phase == plan.Pending && st.submitted:
+		case st.phase == plan.Pending && st.submitted && st.parked == notParked:
 			in.Pending = append(in.Pending, engine.Pending{
 				Workload: st.w, ClusterQueue: st.clusterQueue, Strategy: st.strategy,
 				QueuedAt: Epoch().Add(st.queuedAt), Runtime: st.remaining(),
@@ -68,7 +76,7 @@ func (s *Simulator) runningView(st *wlState) placement.Running {
 	r := placement.Running{
 		ID: st.w.ID(), Queue: st.clusterQueue, Priority: st.w.Priority, Created: st.w.Created,
 		StartedAt: Epoch().Add(st.startedAt), GPUMilli: st.gpuMilli, MinRuntime: st.w.MinRuntime,
-		Preemptible: true, CapacityType: s.capacityTypeOf(st),
+		Preemptible: true, CapacityType: st.capacityType, Pods: st.pods,
 	}
 	if st.w.Timing.CheckpointEvery > 0 {
 		r.LastCheckpoint = Epoch().Add(st.startedAt + (st.checkpointAt(s.now) - st.base))
@@ -77,9 +85,6 @@ func (s *Simulator) runningView(st *wlState) placement.Running {
 		r.ExpectedEnd = Epoch().Add(st.startedAt + rem)
 	} else if st.w.MaxRuntime > 0 {
 		r.ExpectedEnd = Epoch().Add(st.startedAt + st.w.MaxRuntime)
-	}
-	for _, b := range st.bindings {
-		r.Pods = append(r.Pods, podRef(b))
 	}
 	return r
 }

@@ -21,7 +21,8 @@ type Explanation struct {
 	Reason       string   // stable code
 	Details      []string // quota per flavor/resource, placement counts per dimension
 	Position     int      // 1-based position in its ClusterQueue (pending only)
-	ETA          *Seconds // from the reservation, when one is held
+	ETA          *Seconds // from the reservation, or estimated from quota (ETABasis says which)
+	ETABasis     string
 	Pods         []PodRecord
 	Progress     Seconds // work done so far (saved progress while pending)
 	Preemptions  int
@@ -45,9 +46,16 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 		e.Layer, e.Reason = string(plan.LayerPlacement), "Reserved"
 		e.Details = append([]string{st.reservation.Reason}, "reserved nodes: "+strings.Join(st.reservation.Nodes, ","))
 		e.ETA = etaSeconds(st.reservation.ETA)
+		e.ETABasis = "reservation: placement planned the gang on the GPUs running workloads free"
 	case st.lastRejection != nil && st.phase == plan.Pending:
 		r := st.lastRejection
 		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), r.Reason, r.Details, r.Position
+		if r.Layer == plan.LayerAdmission {
+			e.ETA, e.ETABasis = s.quotaETA(st)
+		}
+	}
+	if st.phase == plan.Pending && st.parked != notParked {
+		e.Details = append(e.Details, "parked as inadmissible: retried only when "+st.parked.String())
 	}
 	return e, nil
 }
@@ -72,7 +80,7 @@ func (e Explanation) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "queue position: %d\n", e.Position)
 	}
 	if e.ETA != nil {
-		fmt.Fprintf(&b, "ETA:           %s\n", FormatDuration(*e.ETA))
+		fmt.Fprintf(&b, "ETA:           %s (%s)\n", FormatDuration(*e.ETA), e.ETABasis)
 	}
 	fmt.Fprintf(&b, "progress:      %s (preempted %d times)\n", FormatDuration(e.Progress), e.Preemptions)
 	for _, p := range e.Pods {

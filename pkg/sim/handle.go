@@ -18,6 +18,8 @@ func (s *Simulator) handle(e simEvent) error {
 		st := s.wls[e.wl]
 		st.submitted, st.queuedAt = true, s.now
 		s.emit(s.record(st, EvSubmitted))
+		s.addLive(e.wl)
+		s.arrived(st)
 		s.dirty = true
 	case kFinish:
 		st := s.wls[e.wl]
@@ -62,6 +64,11 @@ func (s *Simulator) start(st *wlState, bindings []plan.Binding) error {
 	st.run++
 	st.startedAt = s.now
 	st.bindings = bindings
+	// The running view's fixed parts, computed once per run instead of every cycle.
+	st.capacityType, st.pods = s.capacityTypeOf(st), make([]cluster.PodRef, 0, len(bindings))
+	for _, b := range bindings {
+		st.pods = append(st.pods, podRef(b))
+	}
 	st.lastRejection, st.reservation, st.nominated = nil, nil, nil
 	if !st.started {
 		st.started, st.firstStart = true, s.now
@@ -81,6 +88,7 @@ func (s *Simulator) finish(st *wlState) error {
 		return err
 	}
 	st.finishedAt = s.now
+	s.dropLive(st.w.ID())
 	st.base = st.w.Timing.Duration
 	s.emit(s.record(st, EvFinished))
 	s.dirty = true
@@ -155,6 +163,7 @@ func (s *Simulator) unbind(st *wlState) error {
 		}
 	}
 	st.bindings = nil
+	s.capacityFreed(st.clusterQueue)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
@@ -24,17 +26,113 @@ const (
 	parkedHead
 )
 
+// afterCommit parks the plan's rejections and wakes what the plan itself may help:
+// new running workloads are possible victims, and a reservation given up (its
+// workload rejected now) may unblock backfill that it held off.
+func (s *Simulator) afterCommit(p plan.Plan, applied []api.WorkloadID, reservedBefore map[api.WorkloadID]bool) {
+	s.park(p)
+	// A reservation given up or used (its workload rejected or admitted now) no longer
+	// holds GPUs or a reservation slot.
+	gone := false
+	for _, r := range p.Rejections {
+		gone = gone || reservedBefore[r.Workload]
+	}
+	for _, id := range applied {
+		gone = gone || reservedBefore[id]
+	}
+	if gone {
+		s.wakeForNodes()
+	}
+	var started []*wlState
+	for _, id := range applied {
+		if st := s.wls[id]; st != nil {
+			started = append(started, st)
+		}
+	}
+	s.admittedWakes(started...)
+}
+
+// reservedNow names the pending workloads that hold a reservation.
+func (s *Simulator) reservedNow() map[api.WorkloadID]bool {
+	out := map[api.WorkloadID]bool{}
+	for _, id := range s.live {
+		if st := s.wls[id]; st.phase == plan.Pending && st.reservation != nil {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// timedWakes handles what only time changes, with preemption on: a running workload
+// past its minimum runtime becomes a possible victim, and a preemption older than its
+// queue's disruption-budget window stops counting against the budget. Both are
+// checked for the span since the last cycle, so no timer events are needed.
+func (s *Simulator) timedWakes() {
+	if !s.opts.Engine.Preemption || s.cycle == 0 {
+		return
+	}
+	// Inclusive at both ends: a wake at the boundary instant itself may come too early
+	// for the layer's own comparison, so the next cycle wakes again (waking is idempotent).
+	from, to := s.lastCycleAt, s.now
+	within := func(t time.Duration) bool { return t >= from && t <= to }
+	var unprotected []*wlState
+	for _, id := range s.live {
+		st := s.wls[id]
+		if st.phase == plan.Running && st.w.MinRuntime > 0 && within(st.startedAt+st.w.MinRuntime) {
+			unprotected = append(unprotected, st)
+		}
+	}
+	s.admittedWakes(unprotected...)
+	for _, h := range s.history {
+		if cq := s.cqs[h.queue]; cq != nil && cq.DisruptionBudget.Window > 0 && within(h.at+cq.DisruptionBudget.Window) {
+			s.wakeAll()
+			return
+		}
+	}
+}
+
+// String says what wakes a parked workload, for explain.
+func (k parkKind) String() string {
+	switch k {
+	case parkedQuota:
+		return "quota is freed in its cohort tree or quotas change"
+	case parkedNodes:
+		return "GPUs are freed, nodes are added or return, a reservation ends, or quotas change"
+	case parkedHead:
+		return "the head of its StrictFIFO ClusterQueue is retried"
+	}
+	return "-"
+}
+
 // park records the plan's rejections as parked workloads. Rejections that a later cycle
 // must see again without any event stay active: NotTried (attempt cap), waiting for
 // noticed victims, and failed commits.
+//
+// When the cycle used up its reservation depth, placement rejections stay active too:
+// they did not get to ask for a reservation, and whether they get one next cycle
+// depends on the order of every other head, not on a change they could wait for.
 func (s *Simulator) park(p plan.Plan) {
+	if s.opts.RetryAll {
+		return
+	}
+	depthFull := s.opts.Engine.Reservations && len(p.Reservations) >= s.reservationDepth()
 	for _, r := range p.Rejections {
 		st := s.wls[r.Workload]
 		if st == nil || st.phase != plan.Pending {
 			continue
 		}
-		st.parked = parkFor(r)
+		if k := parkFor(r); k != parkedNodes || !depthFull {
+			st.parked = k
+		}
 	}
+}
+
+// reservationDepth is the engine's reservation depth (its default when unset).
+func (s *Simulator) reservationDepth() int {
+	if d := s.opts.Engine.ReservationDepth; d > 0 {
+		return d
+	}
+	return 8
 }
 
 // parkFor maps a rejection to what may help it.
@@ -52,17 +150,17 @@ func parkFor(r plan.Rejection) parkKind {
 }
 
 // wake makes parked workloads that match pending again; StrictFIFO queues wake whole
-// (a head never runs without its followers behind it). It marks the instant dirty when
-// anything woke.
+// (a head never runs without its followers behind it). It does not start a cycle: the
+// event that called it does, or the next one will (so an admission that wakes a
+// possible preemptor changes nothing about when cycles run).
 func (s *Simulator) wake(match func(st *wlState) bool) {
 	var strict map[string]bool
-	for _, id := range s.order {
+	for _, id := range s.live {
 		st := s.wls[id]
 		if st.parked == notParked || !match(st) {
 			continue
 		}
 		st.parked = notParked
-		s.dirty = true
 		if st.strategy == api.StrictFIFO {
 			if strict == nil {
 				strict = map[string]bool{}
@@ -77,10 +175,9 @@ func (s *Simulator) wake(match func(st *wlState) bool) {
 
 // wakeQueues wakes every parked workload of the named ClusterQueues.
 func (s *Simulator) wakeQueues(cqs map[string]bool) {
-	for _, id := range s.order {
+	for _, id := range s.live {
 		if st := s.wls[id]; st.parked != notParked && cqs[st.clusterQueue] {
 			st.parked = notParked
-			s.dirty = true
 		}
 	}
 }
@@ -103,18 +200,24 @@ func (s *Simulator) capacityFreed(cq string) {
 }
 
 // admittedWakes handles the one case where an admission helps others: with preemption
-// on, a newly running workload is a new possible victim for parked workloads that may
-// preempt it (by their queues' policies and priorities).
-func (s *Simulator) admittedWakes(victim *wlState) {
-	if !s.opts.Engine.Preemption {
+// on, a newly running (or newly unprotected) workload is a new possible victim for
+// parked workloads of its cohort tree that may preempt it (by their queues' policies
+// and priorities). One pass over the workloads for all victims.
+func (s *Simulator) admittedWakes(victims ...*wlState) {
+	if !s.opts.Engine.Preemption || len(victims) == 0 {
 		return
 	}
-	root := s.rootOf(victim.clusterQueue)
 	s.wake(func(st *wlState) bool {
-		if st.parked == parkedHead || s.rootOf(st.clusterQueue) != root {
+		if st.parked == parkedHead {
 			return false
 		}
-		return s.mayPreempt(st, victim)
+		root := s.rootOf(st.clusterQueue)
+		for _, v := range victims {
+			if s.rootOf(v.clusterQueue) == root && s.mayPreempt(st, v) {
+				return true
+			}
+		}
+		return false
 	})
 }
 

@@ -55,7 +55,7 @@ func (s *Simulator) State() ClusterState {
 	}
 	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
 	out.Queues = s.queueStates()
-	for _, id := range s.order {
+	for _, id := range s.live {
 		st := s.wls[id]
 		if st.phase != plan.Pending || !st.submitted {
 			continue
@@ -107,7 +107,7 @@ func (s *Simulator) queueStates() []QueueState {
 				}
 			}
 		}
-		for _, id := range s.order {
+		for _, id := range s.live {
 			st := s.wls[id]
 			if st.clusterQueue != name {
 				continue

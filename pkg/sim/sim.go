@@ -30,6 +30,9 @@ type Options struct {
 	Observers []Observer
 	// MaxCyclesPerInstant guards against a cycle storm at one instant (0 = 64).
 	MaxCyclesPerInstant int
+	// RetryAll turns event-driven requeue off: every pending workload is handed to
+	// every cycle, as before parking existed. For comparisons and tests only.
+	RetryAll bool
 }
 
 // Simulator runs the engine over a modelled cluster. Not safe for concurrent use.
@@ -48,12 +51,19 @@ type Simulator struct {
 	quota   *admission.Quota
 	wls     map[api.WorkloadID]*wlState
 	order   []api.WorkloadID // workload IDs sorted, for deterministic iteration
+	live    []api.WorkloadID // submitted, unfinished workloads, sorted (live.go)
 	lqToCQ  map[string]string
 	cqs     map[string]*api.ClusterQueue
 	flavors map[string]api.ResourceFlavor
 	log     []EventRecord
 	dirty   bool
 	history []preemption
+	// roots maps a ClusterQueue to its cohort tree's root (requeue.go); lastCycleAt is
+	// when the last cycle ran (time-based wakes look at the span since).
+	roots       map[string]string
+	lastCycleAt time.Duration
+	// considered counts the pending workloads handed to cycles (requeue's effect).
+	considered int64
 }
 
 // preemption is one past preemption (for disruption budgets).
@@ -100,6 +110,7 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	if err := s.buildWorkloads(); err != nil {
 		return nil, err
 	}
+	s.buildRoots()
 	s.scheduleClusterEvents()
 	return s, nil
 }

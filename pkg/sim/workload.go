@@ -5,6 +5,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -25,16 +26,22 @@ type wlState struct {
 	saved      time.Duration // progress saved by the last checkpoint
 	assignment admission.Assignment
 	bindings   []plan.Binding
-	gpuMilli   resources.MilliGPU
+	// pods and capacityType are the current run's bound pods and node capacity type,
+	// for the engine's running view (set at start).
+	pods         []cluster.PodRef
+	capacityType string
+	gpuMilli     resources.MilliGPU
 	// Explanations kept for explain and for de-duplicating rejected records.
 	lastRejection *plan.Rejection
 	reservation   *plan.Reservation
 	nominated     []api.WorkloadID // victims it waits for
 	preemptedBy   api.WorkloadID
-	preemptions   int
-	firstStart    time.Duration
-	started       bool
-	finishedAt    time.Duration
+	// parked: inadmissible, left out of cycles until a relevant change (requeue.go).
+	parked      parkKind
+	preemptions int
+	firstStart  time.Duration
+	started     bool
+	finishedAt  time.Duration
 }
 
 // progressAt is the work done by time t in the current run.

@@ -1,0 +1,112 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// wakeup coalesces requests for a pass: any number of pokes between two passes make
+// one pass, which re-reads everything (level-triggered), so no event is lost by merging.
+type wakeup struct{ ch chan struct{} }
+
+func newWakeup() *wakeup { return &wakeup{ch: make(chan struct{}, 1)} }
+
+// Poke asks for a pass; it never blocks.
+func (w *wakeup) Poke() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// drain forgets pending pokes: the pass about to run sees their cause.
+func (w *wakeup) drain() {
+	select {
+	case <-w.ch:
+	default:
+	}
+}
+
+// watchedTypes are the objects whose changes can change a decision.
+func watchedTypes() []client.Object {
+	return []client.Object{
+		&batchv1.Job{}, &corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{},
+		&v1alpha1.Workload{}, &v1alpha1.ClusterQueue{}, &v1alpha1.LocalQueue{}, &v1alpha1.ResourceFlavor{},
+		&v1alpha1.Cohort{}, &v1alpha1.WorkloadPriorityClass{}, &v1alpha1.Topology{},
+	}
+}
+
+// watcher hangs a poke on the informers of every watched type. Optional kinds (their
+// CRDs may be installed later) are retried at every resync until they are watched.
+type watcher struct {
+	informers cache.Informers
+	wake      *wakeup
+	done      map[string]bool // kinds already watched
+}
+
+func (w *watcher) handler() toolscache.ResourceEventHandler {
+	poke := func(any) { w.wake.Poke() }
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any, _ bool) { poke(o) },
+		UpdateFunc: func(_, o any) { poke(o) },
+		DeleteFunc: poke,
+	}
+}
+
+// ensure registers what is not yet watched; it returns the kinds it could not watch
+// (an optional CRD that is not installed), which is not an error.
+func (w *watcher) ensure(ctx context.Context) []string {
+	if w.informers == nil {
+		return nil
+	}
+	var missing []string
+	add := func(kind string, obj client.Object) {
+		if w.done[kind] {
+			return
+		}
+		inf, err := w.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			missing = append(missing, kind)
+			return
+		}
+		if _, err := inf.AddEventHandler(w.handler()); err != nil {
+			missing = append(missing, kind)
+			return
+		}
+		w.done[kind] = true
+	}
+	for _, obj := range watchedTypes() {
+		add(fmt.Sprintf("%T", obj), obj)
+	}
+	for _, gvk := range optionalKinds() {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		add(gvk.String(), u)
+	}
+	return missing
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

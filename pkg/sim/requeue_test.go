@@ -1,0 +1,155 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/engine"
+)
+
+// busyWorld is a small version of the simulate benchmark: jobs of 1-8 GPUs arriving
+// every 30s on spot and on-demand nodes, with a spot interruption that returns.
+func busyWorld(jobs int) *api.Objects {
+	w := MakeWorld().Pool("spot", 2, 8, api.CapacitySpot).Pool("od", 4, 8, api.CapacityOnDemand).Queue("cq", 40, "spot", "od")
+	for i := 0; i < jobs; i++ {
+		w.Job(fmt.Sprintf("j%04d", i), 1, int64(1<<(i%4)), time.Duration(i)*30*time.Second, time.Duration(20+i%90)*time.Minute, 10*time.Minute)
+	}
+	return w.Event(api.ClusterEvent{Meta: api.Meta{Name: "r"}, Type: api.EventSpotInterruption, At: time.Hour, Pool: "spot",
+		Notice: 2 * time.Minute, ReturnAfter: 30 * time.Minute}).Obj()
+}
+
+// simulate runs objs with the scenario policy and returns the simulator and its log as
+// JSON lines.
+func simulate(t *testing.T, objs *api.Objects, retryAll bool) (*Simulator, []byte) {
+	t.Helper()
+	cfg := engine.Config{Preemption: true, Reservations: true, Grace: 2 * time.Minute}
+	s, err := New(objs, Options{Seed: 3, Engine: cfg, RetryAll: retryAll,
+		Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: objs.Flavors, Seed: 3, Grace: cfg.Grace})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range s.Log() {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, buf.Bytes()
+}
+
+// Parking inadmissible workloads must not change any decision: a parked workload is
+// only left out of cycles in which nothing that could help it has changed.
+func TestParkingKeepsDecisions(t *testing.T) {
+	objs := busyWorld(60)
+	parked, withParking := simulate(t, objs, false)
+	polled, withPolling := simulate(t, objs, true)
+	if !bytes.Equal(withParking, withPolling) {
+		a, b := bytes.Split(withParking, []byte("\n")), bytes.Split(withPolling, []byte("\n"))
+		for i := 0; i < len(a) && i < len(b); i++ {
+			if !bytes.Equal(a[i], b[i]) {
+				t.Fatalf("event logs differ at line %d:\nparked: %s\npolled: %s", i, a[i], b[i])
+			}
+		}
+		t.Fatalf("event logs differ in length: %d vs %d lines", len(a), len(b))
+	}
+	// want: parking hands the engine fewer pending workloads (the point of it).
+	if parked.considered >= polled.considered {
+		t.Errorf("considered %d pending with parking, %d without: want fewer", parked.considered, polled.considered)
+	}
+	t.Logf("pending handed to cycles: %d with parking, %d without", parked.considered, polled.considered)
+}
+
+// inQueue moves the named jobs to LocalQueue lq, which points at ClusterQueue cq.
+func (b *world) inQueue(lq, cq string, jobs ...string) *world {
+	b.o.LocalQueues = append(b.o.LocalQueues, api.LocalQueue{Meta: api.Meta{Name: lq, Namespace: "ns"}, ClusterQueue: cq})
+	for _, j := range jobs {
+		for i := range b.o.Workloads {
+			if b.o.Workloads[i].Name == j {
+				b.o.Workloads[i].Queue = lq
+			}
+		}
+	}
+	return b
+}
+
+// strict makes ClusterQueue cq StrictFIFO.
+func (b *world) strict(cq string) *world {
+	for i := range b.o.ClusterQueues {
+		if b.o.ClusterQueues[i].Name == cq {
+			b.o.ClusterQueues[i].QueueingStrategy = api.StrictFIFO
+		}
+	}
+	return b
+}
+
+// Table test of what parks a workload and what wakes it: each case runs to a time and
+// checks the workload's park state there.
+func TestParkAndWake(t *testing.T) {
+	type tc struct {
+		name  string
+		objs  *api.Objects
+		at    time.Duration
+		wl    api.WorkloadID
+		want  parkKind // the park state at `at`
+		placd time.Duration
+	}
+	// a holds all of cq-a's quota for 1h; b (cq-b, its own tree) finishes jobs at 10m.
+	twoTrees := func() *world {
+		w := MakeWorld().Pool("h", 2, 8, api.CapacityOnDemand).Queue("cq-a", 8, "h").
+			Job("a1", 1, 8, 0, time.Hour, 0).Job("a2", 1, 8, time.Minute, time.Hour, 0).
+			Job("b1", 1, 1, 0, 10*time.Minute, 0).Job("b2", 1, 1, 2*time.Minute, 10*time.Minute, 0)
+		w.o.ClusterQueues = append(w.o.ClusterQueues, w.o.ClusterQueues[0])
+		w.o.ClusterQueues[1].Name = "cq-b"
+		return w.inQueue("lq-b", "cq-b", "b1", "b2")
+	}
+	cases := []tc{
+		// want: a2 is refused by quota and stays parked while cq-b (another cohort
+		// tree) frees quota and GPUs at 10m and 12m.
+		{name: "quota-parked ignores other trees", objs: twoTrees().Obj(), at: 15 * time.Minute, wl: "ns/a2", want: parkedQuota, placd: time.Hour},
+		// want: a2 wakes when a1 ends and starts then.
+		{name: "quota-parked wakes when its tree frees quota", objs: twoTrees().Obj(), at: time.Hour, wl: "ns/a2", want: notParked, placd: time.Hour},
+		// want: in a StrictFIFO queue the follower f (1 GPU, would fit now) is parked
+		// behind the head big (8 GPUs; quota 8, r holds 4 until 30m); big runs 30m-1h30,
+		// using the whole quota, so f starts at 1h30.
+		{name: "StrictFIFO follower parks behind its head", at: 10 * time.Minute, wl: "ns/f", want: parkedHead, placd: 90 * time.Minute,
+			objs: MakeWorld().Pool("h", 1, 8, api.CapacityOnDemand).Queue("cq", 8, "h").strict("cq").
+				Job("r", 1, 4, 0, 30*time.Minute, 0).Job("big", 1, 8, time.Minute, time.Hour, 0).Job("f", 1, 1, 2*time.Minute, time.Hour, 0).Obj()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestSim(t, c.objs)
+			if err := s.RunUntil(c.at); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.wls[c.wl].parked; got != c.want {
+				t.Errorf("at %s %s parked = %v, want %v", c.at, c.wl, got, c.want)
+			}
+			if err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if p, ok := firstOf(s.Log(), string(c.wl), EvPlaced); !ok || p.T != Seconds(c.placd) {
+				t.Errorf("%s placed at %v (found %v), want %s", c.wl, time.Duration(p.T), ok, c.placd)
+			}
+		})
+	}
+}
+
+// A StrictFIFO newcomer with a higher priority sorts before the parked head, so its
+// arrival wakes the queue and it is admitted at once.
+func TestStrictFIFOArrivalBeforeParkedHead(t *testing.T) {
+	objs := MakeWorld().Pool("h", 1, 8, api.CapacityOnDemand).Queue("cq", 8, "h").strict("cq").
+		Job("r", 1, 4, 0, 30*time.Minute, 0).Job("big", 1, 8, time.Minute, time.Hour, 0).
+		Job("urgent", 1, 2, 5*time.Minute, time.Hour, 0).Priority("urgent", 10).Obj()
+	log, _ := runLog(t, objs, 1)
+	if p, ok := firstOf(log, "ns/urgent", EvPlaced); !ok || p.T != Seconds(5*time.Minute) {
+		t.Errorf("urgent placed at %v (found %v), want at its arrival (5m)", time.Duration(p.T), ok)
+	}
+}
