@@ -21,6 +21,7 @@ type controllerFlags struct {
 	leaderElect  bool
 	leaderNS     string
 	interval     time.Duration
+	resync       time.Duration
 	grace        time.Duration
 	preemption   bool
 	reservations bool
@@ -48,7 +49,8 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect one active replica through a Lease")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the Lease (default: the pod's)")
-	fl.DurationVar(&f.interval, "interval", time.Second, "time between scheduling passes")
+	fl.DurationVar(&f.interval, "interval", 200*time.Millisecond, "least time between two passes (passes are triggered by watched changes; faster changes are coalesced)")
+	fl.DurationVar(&f.resync, "resync", 30*time.Second, "run a pass at least this often even when no change was observed (safety net)")
 	fl.DurationVar(&f.grace, "grace", 30*time.Second, "notice a preempted workload gets before eviction")
 	fl.BoolVar(&f.preemption, "preemption", true, "let the engine preempt")
 	fl.BoolVar(&f.reservations, "reservations", true, "let large gangs reserve capacity (backfill)")
@@ -63,6 +65,9 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	if f.interval <= 0 {
 		return fmt.Errorf("--interval %s: must be positive", f.interval)
 	}
+	if f.resync <= 0 {
+		return fmt.Errorf("--resync %s: must be positive", f.resync)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig %q: %w", f.kubeconfig, err)
@@ -76,7 +81,7 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Controller: controller.Options{
 			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts},
-			Interval: f.interval, Seed: f.seed,
+			Interval: f.interval, Resync: f.resync, Seed: f.seed,
 		},
 		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,
 		LeaderElection: f.leaderElect, LeaderElectionNamespace: f.leaderNS, Log: log,

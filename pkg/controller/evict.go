@@ -44,29 +44,35 @@ func (ctl *Controller) evictDue(ctx context.Context, wls []*v1alpha1.Workload, p
 			}
 			continue
 		}
-		if err := ctl.evict(ctx, wl, podsOf(wl, pods), now); err != nil {
+		reason := wl.Annotations[AnnotationPreemptionReason]
+		if err := ctl.evict(ctx, wl, podsOf(wl, pods), ReasonPreempted, reason, now); err != nil {
 			ctl.retry = true
 			ctl.log.Info("eviction not finished, retrying", "workload", wlKey(wl), "reason", err.Error())
 		}
 	}
 }
 
-func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []*corev1.Pod, now time.Time) error {
-	if err := ctl.suspendOwner(ctx, wl); err != nil {
+// evict asks the Eviction API about every pod first (dry run, so PodDisruptionBudgets
+// are honoured without touching anything), then suspends the owner, whose operator
+// removes the pods (for a Job this does not count as pod failures against its
+// backoffLimit, which real evictions would); pods without a suspendable owner (plain
+// pod gangs) are evicted for real. Then the admission is released (Evicted=True with
+// reason) and the workload requeued. A refusal leaves everything as it was.
+func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []*corev1.Pod, reason, why string, now time.Time) error {
+	if err := ctl.evictPods(ctx, wl, pods, true); err != nil {
 		return err
 	}
-	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
-		if err := ctl.c.SubResource("eviction").Create(ctx, p, ev); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("evict pod %s: %w", p.Name, err)
+	suspended, err := ctl.suspendOwner(ctx, wl)
+	if err != nil {
+		return err
+	}
+	if !suspended {
+		if err := ctl.evictPods(ctx, wl, pods, false); err != nil {
+			return err
 		}
 	}
-	reason := wl.Annotations[AnnotationPreemptionReason]
 	cq := wl.Status.Admission.ClusterQueue
-	if err := ctl.writeWorkloadStatus(ctx, wl, evictedStatus(wl.Status, ReasonPreempted, "evicted: "+reason, now)); err != nil {
+	if err := ctl.writeWorkloadStatus(ctx, wl, evictedStatus(wl.Status, reason, "evicted: "+why, now)); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(wl.DeepCopy())
@@ -75,8 +81,32 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 	if err := ctl.c.Patch(ctx, wl, patch); err != nil {
 		return fmt.Errorf("clear notice: %w", err)
 	}
-	ctl.events.Eventf(wl, "Warning", ReasonEvicted, "evicted and requeued: %s", reason)
-	ctl.metrics.evicted(cq, ReasonPreempted)
+	ctl.events.Eventf(wl, "Warning", ReasonEvicted, "evicted and requeued: %s", why)
+	ctl.metrics.evicted(cq, reason)
+	return nil
+}
+
+// evictPods sends an Eviction for every live pod (dryRun: only asks). A refusal by a
+// PodDisruptionBudget (429) is recorded as an EvictionBlocked event and returned.
+func (ctl *Controller) evictPods(ctx context.Context, wl *v1alpha1.Workload, pods []*corev1.Pod, dryRun bool) error {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+		if dryRun {
+			ev.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+		}
+		err := ctl.c.SubResource("eviction").Create(ctx, p, ev)
+		if err == nil || apierrors.IsNotFound(err) {
+			continue
+		}
+		if apierrors.IsTooManyRequests(err) {
+			ctl.events.Eventf(wl, "Warning", ReasonEvictionBlocked,
+				"eviction of pod %s refused by a PodDisruptionBudget; retrying: %v", p.Name, err)
+		}
+		return fmt.Errorf("evict pod %s: %w", p.Name, err)
+	}
 	return nil
 }
 
@@ -94,27 +124,30 @@ func podsOf(wl *v1alpha1.Workload, pods []corev1.Pod) []*corev1.Pod {
 		if p.Namespace != wl.Namespace || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if p.Annotations[AnnotationWorkload] == wlKey(wl) || (label != "" && p.Labels[label] == owner) {
+		gk, gn := gangOf(p)
+		if p.Annotations[AnnotationWorkload] == wlKey(wl) || (label != "" && p.Labels[label] == owner) ||
+			(gk != "" && wl.Spec.Owner != nil && gk == wl.Spec.Owner.Kind && gn == owner) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// suspendOwner suspends the job object behind a workload, so its operator does not
-// recreate the pods being evicted.
-func (ctl *Controller) suspendOwner(ctx context.Context, wl *v1alpha1.Workload) error {
+// suspendOwner suspends the job object behind a workload, whose operator then removes
+// its pods and does not recreate them. It reports whether the workload has such an
+// owner (false for plain pod gangs, or an owner already gone).
+func (ctl *Controller) suspendOwner(ctx context.Context, wl *v1alpha1.Workload) (bool, error) {
 	o := wl.Spec.Owner
 	if o == nil {
-		return nil
+		return false, nil
 	}
 	key := client.ObjectKey{Namespace: wl.Namespace, Name: o.Name}
 	if o.Kind == "Job" {
 		var job batchv1.Job
 		if err := ctl.c.Get(ctx, key, &job); err != nil {
-			return client.IgnoreNotFound(err)
+			return false, client.IgnoreNotFound(err)
 		}
-		return ctl.setSuspend(ctx, &job, true)
+		return true, ctl.setSuspend(ctx, &job, true)
 	}
 	for _, k := range jobKinds() {
 		if k.GVK.Kind != o.Kind {
@@ -123,9 +156,9 @@ func (ctl *Controller) suspendOwner(ctx context.Context, wl *v1alpha1.Workload) 
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(k.GVK)
 		if err := ctl.direct.Get(ctx, key, u); err != nil {
-			return client.IgnoreNotFound(err)
+			return false, client.IgnoreNotFound(err)
 		}
-		return ctl.setObjectSuspend(ctx, k, u, true)
+		return true, ctl.setObjectSuspend(ctx, k, u, true)
 	}
-	return nil
+	return false, nil
 }

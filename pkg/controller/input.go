@@ -42,7 +42,7 @@ type cycleState struct {
 
 // buildInput turns the world into the engine's input for one cycle.
 func buildInput(w *world, now time.Time, cycleNo int64, rng *rand.Rand) (*cycleState, error) {
-	cs := &cycleState{byID: map[api.WorkloadID]*tracked{}, flavors: w.objs.Flavors}
+	cs := &cycleState{byID: map[api.WorkloadID]*tracked{}, flavors: w.objs.Flavors, warnings: append([]string(nil), w.warnings...)}
 	cqOf := localQueueTargets(w.objs)
 	strategy := map[string]api.QueueingStrategy{}
 	for _, cq := range w.objs.ClusterQueues {

@@ -37,8 +37,23 @@ func jobKinds() []jobKind {
 			GVK:         schema.GroupVersionKind{Group: "ray.io", Version: "v1", Kind: "RayCluster"},
 			SuspendPath: []string{"spec", "suspend"}, PodLabel: "ray.io/cluster",
 			PodSetOf: func(p *corev1.Pod) string { return p.Labels["ray.io/group"] },
-			PodSets:  rayClusterPodSets(nil),
+			PodSets:  rayClusterPodSets("spec"),
 			Finished: func(*unstructured.Unstructured) (bool, bool) { return false, false },
+		},
+		{
+			// KubeRay labels the pods of a RayJob's cluster with the RayJob's name.
+			GVK:         schema.GroupVersionKind{Group: "ray.io", Version: "v1", Kind: "RayJob"},
+			SuspendPath: []string{"spec", "suspend"}, PodLabel: "ray.io/originated-from-cr-name",
+			PodSetOf: func(p *corev1.Pod) string { return p.Labels["ray.io/group"] },
+			PodSets:  rayClusterPodSets("spec", "rayClusterSpec"),
+			Finished: rayJobFinished,
+		},
+		{
+			GVK:         schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
+			SuspendPath: []string{"spec", "suspend"}, PodLabel: "jobset.sigs.k8s.io/jobset-name",
+			PodSetOf: func(p *corev1.Pod) string { return p.Labels["jobset.sigs.k8s.io/replicatedjob-name"] },
+			PodSets:  jobSetPodSets,
+			Finished: conditionFinished("Completed", "Failed"),
 		},
 		{
 			GVK:         schema.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "PyTorchJob"},
@@ -91,12 +106,12 @@ func podSetFromTemplate(name string, count int32, tmpl map[string]any, field str
 	return ps, nil
 }
 
-// rayClusterPodSets reads spec.headGroupSpec and spec.workerGroupSpecs (under prefix,
-// so a RayJob's embedded rayClusterSpec reads the same way). Pod set names follow
+// rayClusterPodSets reads headGroupSpec and workerGroupSpecs of the cluster spec at
+// path (spec for a RayCluster, spec.rayClusterSpec for a RayJob). Pod set names follow
 // KubeRay's ray.io/group label: "headgroup" and each worker group's name.
-func rayClusterPodSets(prefix []string) func(u *unstructured.Unstructured) ([]v1alpha1.PodSet, error) {
+func rayClusterPodSets(path ...string) func(u *unstructured.Unstructured) ([]v1alpha1.PodSet, error) {
 	return func(u *unstructured.Unstructured) ([]v1alpha1.PodSet, error) {
-		spec, _, _ := unstructured.NestedMap(u.Object, append(prefix, "spec")...)
+		spec, _, _ := unstructured.NestedMap(u.Object, path...)
 		head, _, _ := unstructured.NestedMap(spec, "headGroupSpec", "template")
 		hps, err := podSetFromTemplate("headgroup", 1, head, "spec.headGroupSpec")
 		if err != nil {

@@ -84,7 +84,9 @@ func (ctl *Controller) NeedLeaderElection() bool { return true }
 // is logged and retried after RetryAfter.
 func (ctl *Controller) Start(ctx context.Context) error {
 	ctl.watch.wake = ctl.wake
-	ctl.watch.ensure(ctx)
+	if missing := ctl.watch.ensure(ctx); len(missing) > 0 {
+		ctl.log.V(1).Info("not watched (CRD not installed?)", "kinds", missing)
+	}
 	ctl.wake.Poke()
 	var last time.Time
 	for {
@@ -147,6 +149,8 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ctl.syncPodGangs(ctx, wls, w.pods, now)
+	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, ptrs(w.workloads), w.pods, now)
 	ctl.cycleNo++
 	cs, err := buildInput(w, now, ctl.cycleNo, ctl.rng)

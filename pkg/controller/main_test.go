@@ -42,6 +42,7 @@ type fixture struct {
 	ns     string
 	stopFn context.CancelFunc
 	done   chan struct{}
+	reg    *prometheus.Registry // the running controller's metrics
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, true) }
@@ -121,9 +122,12 @@ func (f *fixture) startController() { f.startControllerAs(testEnv.Config) }
 // startControllerAs runs the controller with the given identity.
 func (f *fixture) startControllerAs(cfg *rest.Config) {
 	f.t.Helper()
+	// Resync stays at its 30 s default, longer than any wait in the tests: passes
+	// must come from watched changes.
+	f.reg = prometheus.NewRegistry()
 	mgr, _, err := NewManager(cfg, ManagerOptions{
 		Controller:  Options{Engine: engine.Config{Preemption: true, Grace: time.Second}, Interval: 100 * time.Millisecond, Seed: 1},
-		MetricsAddr: "0", HealthAddr: "0", Log: testLogger(), Registry: prometheus.NewRegistry(),
+		MetricsAddr: "0", HealthAddr: "0", Log: testLogger(), Registry: f.reg,
 	})
 	if err != nil {
 		f.t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/plan"
-	"github.com/gantry-sched/gantry/pkg/resources"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -23,6 +22,7 @@ type Metrics struct {
 	quotaBorrowed *prometheus.GaugeVec
 	gpuAllocated  *prometheus.GaugeVec
 	gpuFree       *prometheus.GaugeVec
+	gpuStranded   prometheus.Gauge
 	cycle         prometheus.Histogram
 	bindings      prometheus.Counter
 }
@@ -48,16 +48,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		quotaBorrowed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gantry_quota_borrowed",
 			Help: "Quota borrowed from the cohort."}, []string{"cluster_queue", "flavor", "resource"}),
 		gpuAllocated: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gantry_gpu_milli_allocated",
-			Help: "GPU in use, in milli-GPU, by node pool."}, []string{"pool"}),
+			Help: "GPU in use, in milli-GPU, by node pool and sharing mode."}, []string{"pool", "mode"}),
 		gpuFree: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gantry_gpu_milli_free",
-			Help: "GPU free, in milli-GPU, by node pool."}, []string{"pool"}),
+			Help: "GPU free, in milli-GPU, by node pool and sharing mode."}, []string{"pool", "mode"}),
+		gpuStranded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "gantry_gpu_milli_stranded",
+			Help: "Free GPU, in milli-GPU, on nodes where no pending pod shape fits."}),
 		cycle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gantry_cycle_duration_seconds",
 			Help: "Duration of one read-schedule-commit cycle.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		bindings: prometheus.NewCounter(prometheus.CounterOpts{Name: "gantry_pod_bindings_total",
 			Help: "Pods bound by Gantry."}),
 	}
 	for _, c := range []prometheus.Collector{m.pending, m.admissionWait, m.admittedTotal, m.evictedTotal, m.preemptions,
-		m.quotaUsage, m.quotaNominal, m.quotaBorrowed, m.gpuAllocated, m.gpuFree, m.cycle, m.bindings} {
+		m.quotaUsage, m.quotaNominal, m.quotaBorrowed, m.gpuAllocated, m.gpuFree, m.gpuStranded, m.cycle, m.bindings} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -97,21 +99,15 @@ func (m *Metrics) observeCycle(cs *cycleState, q *admission.Quota, p plan.Plan, 
 	}
 	m.gpuAllocated.Reset()
 	m.gpuFree.Reset()
-	snap := cs.in.Cluster
-	ov := snap.Overlay()
-	for i := 0; i < ov.NumNodes(); i++ {
-		n := ov.Node(i)
-		if n.Devices == nil {
-			continue
-		}
-		var free, total resources.MilliGPU
-		for _, f := range ov.GPUFreeMilli(i) {
-			free += f
-		}
-		total = resources.MilliGPU(len(ov.GPUFreeMilli(i))) * resources.MilliPerGPU
-		m.gpuFree.WithLabelValues(n.Pool).Add(float64(free)) // Prometheus gauges are float64 by API
-		m.gpuAllocated.WithLabelValues(n.Pool).Add(float64(total - free))
+	// Prometheus gauges take float64 by API; the counts themselves are integers.
+	u := countGPUUnits(cs.in.Cluster.Overlay(), cs.in.Pending)
+	for k, v := range u.Free {
+		m.gpuFree.WithLabelValues(k.Pool, k.Mode).Set(float64(v))
 	}
+	for k, v := range u.Allocated {
+		m.gpuAllocated.WithLabelValues(k.Pool, k.Mode).Set(float64(v))
+	}
+	m.gpuStranded.Set(float64(u.Stranded))
 }
 
 func (m *Metrics) observeQuota(q *admission.Quota) {

@@ -36,4 +36,8 @@ const (
 	ReasonSucceeded = "Succeeded"
 	ReasonFailed    = "Failed"
 	ReasonInvalid   = "InvalidWorkload"
+	// ReasonEvictionBlocked: a PodDisruptionBudget refused an eviction; it is retried.
+	ReasonEvictionBlocked = "EvictionBlocked"
+	// ReasonDeviceUnhealthy: a device the workload runs on was reported unhealthy.
+	ReasonDeviceUnhealthy = "DeviceUnhealthy"
 )

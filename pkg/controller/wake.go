@@ -57,7 +57,7 @@ type watcher struct {
 func (w *watcher) handler() toolscache.ResourceEventHandler {
 	poke := func(any) { w.wake.Poke() }
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any, _ bool) { poke(o) },
+		AddFunc:    poke,
 		UpdateFunc: func(_, o any) { poke(o) },
 		DeleteFunc: poke,
 	}
@@ -76,7 +76,7 @@ func (w *watcher) ensure(ctx context.Context) []string {
 		}
 		inf, err := w.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 		if err != nil {
-			missing = append(missing, kind)
+			missing = append(missing, kind+": "+err.Error())
 			return
 		}
 		if _, err := inf.AddEventHandler(w.handler()); err != nil {

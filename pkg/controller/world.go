@@ -24,7 +24,9 @@ type world struct {
 	nodeIndex  map[string]int
 	workloads  []v1alpha1.Workload
 	pods       []corev1.Pod
-	priorities map[string]int32 // WorkloadPriorityClass and PriorityClass values by name
+	priorities map[string]int32        // WorkloadPriorityClass and PriorityClass values by name
+	unhealthy  map[string]map[int]bool // node -> GPU indices the node agent reported unhealthy
+	warnings   []string
 }
 
 // readWorld lists the cluster state. Queue objects go through manifest.LoadBytes so they
@@ -107,6 +109,19 @@ func (w *world) readNodes(ctx context.Context, c client.Reader) error {
 		n, err := cluster.NodeFromKube(api.Node{Object: nodes.Items[i], Source: api.Source{File: "node " + nodes.Items[i].Name}})
 		if err != nil {
 			continue
+		}
+		bad, err := markUnhealthy(&nodes.Items[i], n.Devices)
+		if err != nil {
+			w.warnings = append(w.warnings, err.Error())
+		}
+		for _, g := range bad {
+			if w.unhealthy == nil {
+				w.unhealthy = map[string]map[int]bool{}
+			}
+			if w.unhealthy[n.Name] == nil {
+				w.unhealthy[n.Name] = map[int]bool{}
+			}
+			w.unhealthy[n.Name][g] = true
 		}
 		w.nodeIndex[n.Name] = len(w.nodes)
 		w.nodes = append(w.nodes, n)

@@ -78,8 +78,8 @@ func NewNodeDevicesWith(models []Model, gpus []GPU) (*NodeDevices, error) {
 	return n, nil
 }
 
-// modelFor returns the model named by a GPU, from models when an earlier GPU of the node
-// named it the same way, else from the catalog (and remembers it).
+// modelFor returns the model named by a GPU: from models when the caller passed it in or
+// an earlier GPU of the node named it the same way, else from the catalog (remembered).
 func modelFor(g GPU, models *[]namedModel) (*Model, error) {
 	for _, nm := range *models {
 		if nm.name == g.Model {

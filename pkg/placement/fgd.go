@@ -44,15 +44,15 @@ type cpuMemShape struct {
 }
 
 // Binning: cpu is rounded up to 100 milli-CPU and memory to 256 MiB to start with. The
-// openb trace has 91 distinct (cpu, GPU) kinds among 8,152 pods, so this almost never
-// merges; a workload with more than maxShapeKinds distinct kinds doubles both widths
-// (merging neighbours, always rounding up so a merged shape is never judged to fit
-// where one of its pods would not) until it is back under the cap. Rounding up can only
-// make a borderline shape look harder to host, never easier.
+// openb trace has 151 distinct (cpu, memory, GPU) kinds in 25 GPU classes among 8,152
+// pods, so this merges almost nothing; past maxShapeKinds cpu/memory variants (beyond one
+// per GPU class) both widths double, merging neighbours, until the variants are back
+// under the cap. Rounding up can only make a borderline shape look harder to host.
 const (
 	initialCPUBin = 100
 	initialMemBin = 256 << 20
 	maxShapeKinds = 512
+	maxBin        = resources.Amount(1) << 50 // memory bins reach it first (cpu bins are then 400k cores)
 )
 
 // NewShapeStats returns an empty distribution.
@@ -83,19 +83,6 @@ func (s *ShapeStats) Observe(requests resources.Vector) {
 	// have no node-independent shape and are not counted.
 }
 
-// observeFraction and observeWhole record a shape that asks no cpu or memory.
-func (s *ShapeStats) observeFraction(m resources.MilliGPU) {
-	if m > 0 {
-		s.observe(min(m, resources.MilliPerGPU-1), 0, 0, 0)
-	}
-}
-
-func (s *ShapeStats) observeWhole(k int) {
-	if k > 0 {
-		s.observe(0, k, 0, 0)
-	}
-}
-
 func (s *ShapeStats) observe(milli resources.MilliGPU, units int, cpu, mem resources.Amount) {
 	if s.cpuBin <= 0 || s.memBin <= 0 {
 		s.cpuBin, s.memBin = initialCPUBin, initialMemBin // a zero ShapeStats value
@@ -112,7 +99,9 @@ func (s *ShapeStats) observe(milli resources.MilliGPU, units int, cpu, mem resou
 	if c.add(cpuMemShape{cpu: roundUp(cpu, s.cpuBin), mem: roundUp(mem, s.memBin), count: 1}) {
 		s.kinds++
 	}
-	for s.kinds > maxShapeKinds {
+	// Every class keeps at least one kind, so only the cpu/memory variants beyond one
+	// per class are capped; coarsening ends once bins cover any real request anyway.
+	for s.kinds-len(s.classes) > maxShapeKinds && s.memBin < maxBin {
 		s.coarsen()
 	}
 }
@@ -172,20 +161,6 @@ func roundUp(v, bin resources.Amount) resources.Amount {
 type nodeFree struct {
 	cpu, mem resources.Amount
 	gpu      []resources.MilliGPU
-}
-
-// unlimited is a cpu or memory figure that hosts every shape: the GPU-only view.
-const unlimited = resources.Amount(math.MaxInt64)
-
-// fragmentation is the node's GPU fragment (milli-GPU) for the GPU-only view (cpu and
-// memory never limit), times the number of observed pods.
-func (s *ShapeStats) fragmentation(free []resources.MilliGPU) int64 {
-	return s.fragmentationAt(nodeFree{cpu: unlimited, mem: unlimited, gpu: free})
-}
-
-// fragmentationDelta is the growth of the GPU-only fragmentation when devs land.
-func (s *ShapeStats) fragmentationDelta(free []resources.MilliGPU, devs []devices.Device) int64 {
-	return s.delta(nodeFree{cpu: unlimited, mem: unlimited, gpu: free}, 0, 0, devs)
 }
 
 // fragmentationAt is the node's expected GPU fragment times the number of observed pods
@@ -285,9 +260,9 @@ func (s *ShapeStats) delta(before nodeFree, cpu, mem resources.Amount, devs []de
 	return s.fragmentationAt(after) - s.fragmentationAt(before)
 }
 
-// subFloor is a-b for a free figure; unlimited stays unlimited.
+// subFloor is a-b for a free figure, floored at -1 (overcommitted: hosts nothing).
 func subFloor(a, b resources.Amount) resources.Amount {
-	if a == unlimited || b <= 0 {
+	if b <= 0 {
 		return a
 	}
 	return max(a-b, -1)
@@ -307,11 +282,18 @@ type Fragmentation struct {
 
 func (Fragmentation) Name() string { return ScoreFragmentation }
 
-// Score maps the mean growth Δ (milli-GPU per observed pod, in [-fragScale, fragScale]
-// on up to 8 GPUs) to MaxScore/2 - Δ·(MaxScore/2)/fragScale, clamped. The division by
-// the pod count comes last so that growths smaller than one milli-GPU still rank.
+// Score maps a GPU pod's mean growth Δ (milli-GPU per observed pod, in [-fragScale,
+// fragScale] on up to 8 GPUs) to MaxScore/2 - Δ·(MaxScore/2)/fragScale, clamped; the
+// division by the pod count comes last so that growths below one milli-GPU still rank.
+// CPU-only pods are ranked by cpuOnlyScore.
 func (f Fragmentation) Score(c *Candidate) int64 {
-	if f.Shapes == nil || f.Shapes.total == 0 || len(c.GPUFree) == 0 {
+	if f.Shapes == nil || f.Shapes.total == 0 {
+		return MaxScore / 2
+	}
+	if len(c.GPUFree) == 0 {
+		if len(c.Assignment.Devices) == 0 {
+			return cpuOnlyScore(0, nil) // a node without GPUs is the best home for cpu
+		}
 		return MaxScore / 2
 	}
 	var before nodeFree
@@ -327,8 +309,30 @@ func (f Fragmentation) Score(c *Candidate) int64 {
 		}
 	}
 	d := f.Shapes.delta(before, cpu, mem, c.Assignment.Devices)
-	// |d| <= total·(GPUs·1000), so d·MaxScore/2 stays far inside int64 for any
-	// realistic pod count (overflow would need ~10^8 observed pods on a 16-GPU node).
-	s := MaxScore/2 - d*(MaxScore/2)/(fragScale*f.Shapes.total)
+	if len(c.Assignment.Devices) > 0 {
+		// |d| <= total·(GPUs·1000), so d·MaxScore/2 stays far inside int64 for any
+		// realistic pod count (overflow needs ~10^9 observed pods on a 16-GPU node).
+		s := MaxScore/2 - d*(MaxScore/2)/(fragScale*f.Shapes.total)
+		return min(max(s, 0), MaxScore)
+	}
+	return cpuOnlyScore(d/f.Shapes.total, c.GPUFree)
+}
+
+// cpuOnlyScore ranks a pod that takes no GPU: by the mean growth d (milli-GPU per
+// observed pod, never negative: taking cpu or memory can only strand GPUs), then, among
+// equal growth, toward the node with the fewest free GPUs, so that cpu on nodes whose
+// GPUs are gone is used first. Zero growth on a node with tieSpan or more free GPUs
+// scores MaxScore/2, as a GPU pod with zero growth does.
+func cpuOnlyScore(d int64, gpuFree []resources.MilliGPU) int64 {
+	var left int64
+	for _, g := range gpuFree {
+		left += int64(max(g, 0))
+	}
+	full := (min(left, tieSpan*int64(resources.MilliPerGPU)) + int64(resources.MilliPerGPU) - 1) / int64(resources.MilliPerGPU)
+	s := MaxScore/2 - min(max(d, 0), fragScale)*(tieSpan+1) + (tieSpan - full)
 	return min(max(s, 0), MaxScore)
 }
+
+// tieSpan is the free whole-GPU count the CPU-only tie-break tells apart (0..16); one
+// milli-GPU of growth outweighs all of it.
+const tieSpan = 16

@@ -45,6 +45,24 @@ func (b *statsBuilder) Obj() *ShapeStats {
 
 func gpus(f ...resources.MilliGPU) []resources.MilliGPU { return f }
 
+// Observe keeps a GPU pod's binned cpu and memory with its GPU class and ignores pods
+// without GPUs.
+func TestObserveKeepsCPUAndMemory(t *testing.T) {
+	s := NewShapeStats()
+	s.Observe(resources.Vector{resources.CPU: 3152, resources.Memory: 1000 << 20, resources.GPUMilli: 810})
+	s.Observe(resources.Vector{resources.CPU: 3152, resources.Memory: 1000 << 20, resources.GPUMilli: 810})
+	s.Observe(resources.Vector{resources.CPU: 32000}) // CPU-only: not a shape
+	if s.Total() != 2 || len(s.classes) != 1 {
+		t.Fatalf("total %d, %d classes; want 2 pods in 1 class", s.Total(), len(s.classes))
+	}
+	c := s.classes[0]
+	// cpu rounds up to 3200m, memory to 1024 MiB (4 bins of 256 MiB).
+	want := cpuMemShape{cpu: 3200, mem: 1024 << 20, count: 2}
+	if c.milli != 810 || c.units != 0 || len(c.shapes) != 1 || c.shapes[0] != want {
+		t.Fatalf("class %+v, want 810m with shape %+v", c, want)
+	}
+}
+
 // Hand-computed fragmentation of one node against a shape distribution.
 func TestFragmentationAt(t *testing.T) {
 	cases := []struct {
@@ -117,30 +135,43 @@ func TestFragmentationDelta(t *testing.T) {
 	}
 }
 
-// The scorer ranks a CPU-only pod away from the node it would starve of cpu.
+// The scorer ranks a CPU-only pod away from the node it would starve of cpu, and among
+// nodes where it strands nothing, toward the one with the fewest free GPUs.
 func TestFragmentationScoreCPUOnlyPod(t *testing.T) {
 	s := newStats().Frac(500, 4000, 0, 5).Obj()
 	p, err := NewSimplePodRequest(resources.Vector{resources.CPU: 4000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(freeCPU resources.Amount) *Candidate {
+	mk := func(freeCPU resources.Amount, free ...resources.MilliGPU) *Candidate {
 		return &Candidate{Free: resources.Vector{resources.CPU: freeCPU, resources.Memory: 64 * gib},
-			GPUFree: gpus(1000, 1000), GPUMode: devices.Fractional, Pod: p}
+			GPUFree: free, GPUMode: devices.Fractional, Pod: p}
 	}
 	f := Fragmentation{Shapes: s}
-	small, big := f.Score(mk(6000)), f.Score(mk(64000))
-	if big != MaxScore/2 {
-		t.Fatalf("roomy node score %d, want neutral %d", big, MaxScore/2)
+	cases := []struct {
+		name string
+		c    *Candidate
+		want int64 // MaxScore/2 - growth·(tieSpan+1) + (tieSpan - free GPUs, rounded up)
+	}{
+		// 6 cores -> 2: all five 4-core pods lose the node, 2000m each: growth 2000m/pod.
+		{"starved node", mk(6000, 1000, 1000), MaxScore/2 - 2000*(tieSpan+1) + tieSpan - 2},
+		{"roomy node, two free GPUs", mk(64000, 1000, 1000), MaxScore/2 + tieSpan - 2},
+		{"roomy node, 300m free (rounds up to one GPU)", mk(64000, 300, 0), MaxScore/2 + tieSpan - 1},
+		{"roomy node, no GPU free", mk(64000, 0, 0), MaxScore/2 + tieSpan},
+		{"node without GPUs", mk(64000), MaxScore/2 + tieSpan},
 	}
-	// Δ = 2000m per pod: MaxScore/2 - 2000·(MaxScore/2)/8000.
-	if want := MaxScore/2 - MaxScore/8; small != want {
-		t.Fatalf("starved node score %d, want %d", small, want)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := f.Score(tc.c); got != tc.want {
+				t.Fatalf("score %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
 
 // Properties: fragmentation is never negative, never more than observed pods × free GPU,
-// and zero on a node whose GPUs are fully allocated, whatever its cpu and memory.
+// never shrinks when a CPU-only pod lands, and is zero on a node whose GPUs are fully
+// allocated, whatever its cpu and memory.
 func TestPropFragmentationBounds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := NewShapeStats()
@@ -165,6 +196,11 @@ func TestPropFragmentationBounds(t *testing.T) {
 		if got < 0 || got > s.Total()*sum {
 			t.Fatalf("fragmentation %d outside [0, %d·%d]", got, s.Total(), sum)
 		}
+		// Taking cpu or memory alone can only strand GPUs, never free them.
+		cpu := resources.Amount(rapid.IntRange(0, 64000).Draw(t, "podCPU"))
+		if d := s.delta(n, cpu, 0, nil); d < 0 {
+			t.Fatalf("a %dm CPU-only pod shrinks fragmentation by %d", cpu, -d)
+		}
 		zero := nodeFree{cpu: n.cpu, mem: n.mem, gpu: make([]resources.MilliGPU, len(n.gpu))}
 		if z := s.fragmentationAt(zero); z != 0 {
 			t.Fatalf("fully allocated node has fragmentation %d", z)
@@ -172,8 +208,8 @@ func TestPropFragmentationBounds(t *testing.T) {
 	})
 }
 
-// Property: past maxShapeKinds distinct shapes the bins coarsen, the kind count stays
-// under the cap, and no pod is lost from the counts.
+// Property: past maxShapeKinds cpu/memory variants the bins coarsen, the variants stay
+// under the cap (and Observe terminates), and no pod is lost from the counts.
 func TestPropShapeBinningBounded(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := NewShapeStats()
@@ -195,8 +231,8 @@ func TestPropShapeBinningBounded(t *testing.T) {
 			}
 			pods += inClass
 		}
-		if kinds > maxShapeKinds || kinds != s.kinds {
-			t.Fatalf("%d kinds (tracked %d), cap %d", kinds, s.kinds, maxShapeKinds)
+		if kinds-len(s.classes) > maxShapeKinds || kinds != s.kinds {
+			t.Fatalf("%d kinds in %d classes (tracked %d), cap %d beyond one per class", kinds, len(s.classes), s.kinds, maxShapeKinds)
 		}
 		if pods != int64(n) || s.Total() != int64(n) {
 			t.Fatalf("%d pods in shapes, total %d, observed %d", pods, s.Total(), n)

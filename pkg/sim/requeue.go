@@ -27,21 +27,15 @@ const (
 )
 
 // afterCommit parks the plan's rejections and wakes what the plan itself may help:
-// new running workloads are possible victims, and a reservation given up (its
-// workload rejected now) may unblock backfill that it held off.
-func (s *Simulator) afterCommit(p plan.Plan, applied []api.WorkloadID, reservedBefore map[api.WorkloadID]bool) {
+// new running workloads are possible victims, and a reservation given up, used or
+// moved no longer holds the GPUs (or the reservation slot) it held off others with.
+func (s *Simulator) afterCommit(p plan.Plan, applied []api.WorkloadID, reservedBefore map[api.WorkloadID]plan.Reservation) {
 	s.park(p)
-	// A reservation given up or used (its workload rejected or admitted now) no longer
-	// holds GPUs or a reservation slot.
-	gone := false
-	for _, r := range p.Rejections {
-		gone = gone || reservedBefore[r.Workload]
-	}
-	for _, id := range applied {
-		gone = gone || reservedBefore[id]
-	}
-	if gone {
-		s.wakeForNodes()
+	for id, before := range reservedBefore {
+		if now := s.wls[id].reservation; now == nil || !sameReservation(before, *now) {
+			s.wakeForNodes()
+			break
+		}
 	}
 	var started []*wlState
 	for _, id := range applied {
@@ -52,15 +46,30 @@ func (s *Simulator) afterCommit(p plan.Plan, applied []api.WorkloadID, reservedB
 	s.admittedWakes(started...)
 }
 
-// reservedNow names the pending workloads that hold a reservation.
-func (s *Simulator) reservedNow() map[api.WorkloadID]bool {
-	out := map[api.WorkloadID]bool{}
+// reservedNow is the reservations pending workloads hold, by workload.
+func (s *Simulator) reservedNow() map[api.WorkloadID]plan.Reservation {
+	out := map[api.WorkloadID]plan.Reservation{}
 	for _, id := range s.live {
 		if st := s.wls[id]; st.phase == plan.Pending && st.reservation != nil {
-			out[id] = true
+			out[id] = *st.reservation
 		}
 	}
 	return out
+}
+
+// sameReservation reports whether two reservations hold the same GPUs from the same
+// time (what later workloads of a cycle are steered around).
+func sameReservation(a, b plan.Reservation) bool {
+	if !a.ETA.Equal(b.ETA) || !equalStrings(a.Nodes, b.Nodes) || len(a.Pods) != len(b.Pods) {
+		return false
+	}
+	for i := range a.Pods {
+		pa, pb := a.Pods[i], b.Pods[i]
+		if pa.Ref != pb.Ref || pa.Node != pb.Node || !equalStrings(pa.Devices.IDs(), pb.Devices.IDs()) {
+			return false
+		}
+	}
+	return true
 }
 
 // timedWakes handles what only time changes, with preemption on: a running workload
@@ -108,31 +117,44 @@ func (k parkKind) String() string {
 // must see again without any event stay active: NotTried (attempt cap), waiting for
 // noticed victims, and failed commits.
 //
-// When the cycle used up its reservation depth, placement rejections stay active too:
-// they did not get to ask for a reservation, and whether they get one next cycle
-// depends on the order of every other head, not on a change they could wait for.
+// When the cycle made reservations, placement rejections stay active too: the GPUs a
+// reservation holds are held only for workloads ordered after it, and the order moves
+// with every ClusterQueue's share (any admission or finish anywhere), as does who gets
+// one of the limited reservation slots. Parking them would change decisions.
 func (s *Simulator) park(p plan.Plan) {
 	if s.opts.RetryAll {
 		return
 	}
-	depthFull := s.opts.Engine.Reservations && len(p.Reservations) >= s.reservationDepth()
+	holds := len(p.Reservations) > 0
+	// activeHead: StrictFIFO queues whose blocking head stays active (reserved, or a
+	// rejection that is not parked): their followers must stay active with it.
+	activeHead := map[string]bool{}
+	for _, r := range p.Reservations {
+		if st := s.wls[r.Workload]; st != nil {
+			activeHead[st.clusterQueue] = true
+		}
+	}
 	for _, r := range p.Rejections {
 		st := s.wls[r.Workload]
 		if st == nil || st.phase != plan.Pending {
 			continue
 		}
-		if k := parkFor(r); k != parkedNodes || !depthFull {
+		k := parkFor(r)
+		if k == parkedNodes && holds {
+			k = notParked
+		}
+		if k != parkedHead {
 			st.parked = k
+			if k == notParked {
+				activeHead[st.clusterQueue] = true
+			}
 		}
 	}
-}
-
-// reservationDepth is the engine's reservation depth (its default when unset).
-func (s *Simulator) reservationDepth() int {
-	if d := s.opts.Engine.ReservationDepth; d > 0 {
-		return d
+	for _, r := range p.Rejections {
+		if st := s.wls[r.Workload]; st != nil && st.phase == plan.Pending && parkFor(r) == parkedHead && !activeHead[st.clusterQueue] {
+			st.parked = parkedHead
+		}
 	}
-	return 8
 }
 
 // parkFor maps a rejection to what may help it.

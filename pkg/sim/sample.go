@@ -91,6 +91,17 @@ func (s *Simulator) gpuAllocation() map[string]map[int]resources.MilliGPU {
 func gpuIndices(a devices.Assignment) []int { return a.GPUIndices() }
 
 func (s *Simulator) queueStates() []QueueState {
+	// Count pending and running per ClusterQueue in one pass over the live workloads.
+	pending, running := map[string]int{}, map[string]int{}
+	for _, id := range s.live {
+		st := s.wls[id]
+		switch {
+		case st.phase == plan.Pending && st.submitted:
+			pending[st.clusterQueue]++
+		case st.phase == plan.Running || st.phase == plan.Preempting:
+			running[st.clusterQueue]++
+		}
+	}
 	names := s.quota.ClusterQueues()
 	out := make([]QueueState, 0, len(names))
 	for _, name := range names {
@@ -107,18 +118,7 @@ func (s *Simulator) queueStates() []QueueState {
 				}
 			}
 		}
-		for _, id := range s.live {
-			st := s.wls[id]
-			if st.clusterQueue != name {
-				continue
-			}
-			switch {
-			case st.phase == plan.Pending && st.submitted:
-				q.Pending++
-			case st.phase == plan.Running || st.phase == plan.Preempting:
-				q.Running++
-			}
-		}
+		q.Pending, q.Running = pending[name], running[name]
 		out = append(out, q)
 	}
 	return out

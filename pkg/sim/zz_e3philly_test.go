@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func TestE3TmpPhillyWeek(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := time.Date(2017, 10, 1, 0, 0, 0, 0, time.UTC)
-	imp, err := ImportPhilly(jobs, vcs, PhillyOptions{From: from, To: from.AddDate(0, 0, 7), File: "philly.csv", NodePercent: 100})
+	imp, err := ImportPhilly(jobs, vcs, PhillyOptions{From: from, To: from.AddDate(0, 0, 7), File: "philly.csv", NodePercent: 25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +36,19 @@ func TestE3TmpPhillyWeek(t *testing.T) {
 		}
 		for _, retry := range []bool{false, true} {
 			start := time.Now()
-			s, err := New(pobjs, Options{Seed: 42, Engine: cfg, RetryAll: retry, Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: pobjs.Flavors, Seed: 42})})
+			s, err := New(pobjs, Options{Seed: 42, Engine: cfg, RetryAll: retry, Observers: []Observer{NewKPICollector(KPIOptions{CapacityEvery: time.Hour})}, Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: pobjs.Flavors, Seed: 42})})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Run(); err != nil {
 				t.Fatal(err)
 			}
+			f, _ := os.Create(fmt.Sprintf("/tmp/e3/log_%s_%v.jsonl", pol, retry))
+			enc := json.NewEncoder(f)
+			for _, r := range s.Log() {
+				_ = enc.Encode(r)
+			}
+			f.Close()
 			h := 0
 			for _, r := range s.Log() {
 				h = h*31 + int(r.T) + len(r.Workload) + len(r.Event)

@@ -1,0 +1,163 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+type podWrapper struct{ corev1.Pod }
+
+// MakePod is a plain pod for Gantry's scheduler, with one container and no requests.
+func MakePod(name string) *podWrapper {
+	return &podWrapper{corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}},
+		Spec: corev1.PodSpec{SchedulerName: SchedulerName, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}}}},
+	}}
+}
+func (p *podWrapper) Queue(q string) *podWrapper { p.Labels[api.LabelGantryQueueName] = q; return p }
+func (p *podWrapper) Gang(name, size string) *podWrapper {
+	p.Annotations[AnnotationGang], p.Annotations[AnnotationGangSize] = name, size
+	return p
+}
+func (p *podWrapper) PodGroup(name string) *podWrapper {
+	p.Annotations[AnnotationVolcanoGang] = name
+	return p
+}
+func (p *podWrapper) GPUs(n string) *podWrapper {
+	q := resource.MustParse(n)
+	p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = q
+	p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = q
+	return p
+}
+func (p *podWrapper) Phase(ph corev1.PodPhase) *podWrapper { p.Status.Phase = ph; return p }
+func (p *podWrapper) Obj() *corev1.Pod                     { return p.Pod.DeepCopy() }
+
+// TestGroupPodGangs: gang pods are grouped by namespace, kind and name, live and ended
+// pods apart; pods of other schedulers or without a gang are ignored.
+func TestGroupPodGangs(t *testing.T) {
+	other := MakePod("other").Gang("a", "2").Obj()
+	other.Spec.SchedulerName = "default-scheduler"
+	pods := []corev1.Pod{
+		*MakePod("a-1").Gang("a", "2").Obj(), *MakePod("a-0").Gang("a", "2").Phase(corev1.PodFailed).Obj(),
+		*MakePod("v-0").PodGroup("a").Obj(), *MakePod("solo").Obj(), *other,
+	}
+	got := groupPodGangs(pods)
+	// want: gang "a" (PodGang) with one live pod and one failed; PodGroup "a" apart.
+	if len(got) != 2 {
+		t.Fatalf("got %d gangs, want 2", len(got))
+	}
+	g, v := got[0], got[1]
+	if g.kind != KindPodGang || len(g.live) != 1 || len(g.done) != 1 || !g.failed {
+		t.Errorf("gang a = %s live %d done %d failed %v; want PodGang, 1 live, 1 done, failed", g.kind, len(g.live), len(g.done), g.failed)
+	}
+	if v.kind != KindPodGroup || len(v.live) != 1 {
+		t.Errorf("podgroup a = %s live %d; want PodGroup with 1 live pod", v.kind, len(v.live))
+	}
+}
+
+// podsBound counts the bound pods among names.
+func (f *fixture) podsBound(names ...string) (int, string) {
+	n, desc := 0, ""
+	for _, name := range names {
+		var p corev1.Pod
+		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &p); err != nil {
+			desc += name + ": " + err.Error() + " "
+			continue
+		}
+		if p.Spec.NodeName != "" {
+			n++
+		}
+		desc += p.Name + "@" + p.Spec.NodeName + "[" + p.Annotations[AnnotationDevices] + "] "
+	}
+	return n, desc
+}
+
+// TestPlainPodGangBoundWhole: plain pods annotated gantry.dev/gang + gang-size=4 wait,
+// unbound and without a Workload, until the fourth exists; then the gang is one
+// Workload and all four are bound, each with its own GPUs. When all pods succeed the
+// Workload is Finished.
+func TestPlainPodGangBoundWhole(t *testing.T) {
+	f := newFixture(t)
+	f.create(MakeNode("pg-1").H100(4).Obj(), MakeNode("pg-2").H100(4).Obj(), MakeFlavor("h100"),
+		MakeClusterQueue("pg-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), MakeLocalQueue("lq", "", "pg-cq"))
+	f.startController()
+	names := []string{"w-0", "w-1", "w-2", "w-3"}
+	for _, n := range names[:3] {
+		f.create(MakePod(n).Queue("lq").Gang("train", "4").GPUs("2").Obj())
+	}
+	time.Sleep(time.Second) // several passes: an incomplete gang must not start
+	if n, desc := f.podsBound(names[:3]...); n != 0 {
+		t.Fatalf("incomplete gang has bound pods: %s", desc)
+	}
+	if wl := f.workload(WorkloadNameForGang(KindPodGang, "train")); wl != nil {
+		t.Fatalf("incomplete gang already has a Workload")
+	}
+	f.create(MakePod(names[3]).Queue("lq").Gang("train", "4").GPUs("2").Obj())
+	f.eventually(20*time.Second, "gang bound whole", func() (bool, string) {
+		n, desc := f.podsBound(names...)
+		return n == 4, desc
+	})
+	f.assertNoDeviceSharedTwice()
+	wl := f.workload(WorkloadNameForGang(KindPodGang, "train"))
+	if wl.Status.Admission == nil || len(wl.Status.Admission.Placements) != 4 || wl.Spec.PodSets[0].Count != 4 {
+		t.Errorf("gang workload = %+v; want admitted with 4 placements", wl.Status)
+	}
+	for _, n := range names {
+		var p corev1.Pod
+		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: n}, &p); err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Phase = corev1.PodSucceeded
+		if err := f.c.Status().Update(f.ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.eventually(20*time.Second, "gang workload finished", func() (bool, string) {
+		wl := f.workload(WorkloadNameForGang(KindPodGang, "train"))
+		return wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadFinished), "not finished"
+	})
+}
+
+// TestVolcanoPodGroupGang: pods naming a Volcano PodGroup (minMember 2) become one
+// Workload, admitted and bound as a pair.
+func TestVolcanoPodGroupGang(t *testing.T) {
+	f := newFixture(t)
+	if err := testEnv.CreateCRDs(f.ctx, minimalCRD("scheduling.volcano.sh", "v1beta1", "PodGroup")); err != nil {
+		t.Fatal(err)
+	}
+	f.create(MakeNode("vg-1").H100(4).Obj(), MakeFlavor("h100"),
+		MakeClusterQueue("vg-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), MakeLocalQueue("lq", "", "vg-cq"))
+	f.startController()
+	pg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+		"metadata": map[string]any{"name": "pg", "namespace": f.ns, "labels": map[string]any{"gantry.dev/queue-name": "lq"}},
+		"spec":     map[string]any{"minMember": int64(2)},
+	}}
+	if err := f.c.Create(f.ctx, pg); err != nil {
+		t.Fatal(err)
+	}
+	f.create(MakePod("v-0").PodGroup("pg").GPUs("2").Obj(), MakePod("v-1").PodGroup("pg").GPUs("2").Obj())
+	f.eventually(20*time.Second, "podgroup bound", func() (bool, string) {
+		n, desc := f.podsBound("v-0", "v-1")
+		return n == 2, desc
+	})
+	wl := f.workload(WorkloadNameForGang(KindPodGroup, "pg"))
+	if wl == nil || wl.Spec.QueueName != "lq" || wl.OwnerReferences[0].Kind != "PodGroup" {
+		t.Fatalf("podgroup workload = %+v; want queue lq owned by the PodGroup", wl)
+	}
+	if !strings.HasPrefix(wl.Status.Admission.ClusterQueue, "vg-cq") {
+		t.Errorf("admitted by %q, want vg-cq", wl.Status.Admission.ClusterQueue)
+	}
+	f.assertNoDeviceSharedTwice()
+}
