@@ -67,11 +67,14 @@ metadata: {name: j, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}
 spec: {parallelism: -1, bogus: true}
 `
 	_, stderr, err := runValidate(t, bad, "-f", "-")
-	if err == nil || err.Error() != "2 problems found" {
-		t.Fatalf("err = %v, want 2 problems found", err)
+	if err == nil || err.Error() != "4 problems found" {
+		t.Fatalf("err = %v, want 4 problems found", err)
 	}
+	// The unknown field does not hide the Job's other problems.
 	want := "<stdin>:4: LocalQueue ns/q: spec.clusterQueue: ClusterQueue \"ghost\" not found\n" +
-		"<stdin>:9: Job ns/j: spec.bogus: unknown field \"bogus\"\n"
+		"<stdin>:9: Job ns/j: spec.bogus: unknown field \"bogus\"\n" +
+		"<stdin>:9: Job ns/j: spec.parallelism: -1 is negative\n" +
+		"<stdin>:9: Job ns/j: spec.template.spec.containers: a pod needs at least one container\n"
 	if stderr != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"k8s.io/client-go/util/retry"
 	"log/slog"
 	"os"
 	"sort"
@@ -294,10 +295,24 @@ func describePods(pods []corev1.Pod) string {
 // finishJob marks the job's running pods Succeeded, as their kubelet would.
 func (f *fixture) finishJob(job string) {
 	for _, p := range f.jobPods(job) {
-		p.Status.Phase = corev1.PodSucceeded
-		if err := f.c.Status().Update(f.ctx, &p); err != nil {
-			f.t.Fatal(err)
+		f.setPodPhase(p.Name, corev1.PodSucceeded)
+	}
+}
+
+// setPodPhase writes a pod's phase as its kubelet would. The controller may update the
+// same pod at the same moment (annotations, binding), so a write conflict is retried on a
+// fresh read instead of failing the test.
+func (f *fixture) setPodPhase(name string, phase corev1.PodPhase) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var p corev1.Pod
+		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, &p); err != nil {
+			return err
 		}
+		p.Status.Phase = phase
+		return f.c.Status().Update(f.ctx, &p)
+	})
+	if err != nil {
+		f.t.Fatal(err)
 	}
 }
 

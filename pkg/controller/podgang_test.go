@@ -114,14 +114,7 @@ func TestPlainPodGangBoundWhole(t *testing.T) {
 		t.Errorf("gang workload = %+v; want admitted with 4 placements", wl.Status)
 	}
 	for _, n := range names {
-		var p corev1.Pod
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: n}, &p); err != nil {
-			t.Fatal(err)
-		}
-		p.Status.Phase = corev1.PodSucceeded
-		if err := f.c.Status().Update(f.ctx, &p); err != nil {
-			t.Fatal(err)
-		}
+		f.setPodPhase(n, corev1.PodSucceeded)
 	}
 	f.eventually(20*time.Second, "gang workload finished", func() (bool, string) {
 		wl := f.workload(WorkloadNameForGang(KindPodGang, "train"))

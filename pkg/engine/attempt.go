@@ -198,6 +198,10 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 			c.reject(p, plan.LayerAdmission, ReasonPreemptionCycle, "victim "+string(v.Workload)+" preempted this workload before")
 			return
 		}
+		if c.preemptedBefore(id, v.Workload) {
+			c.reject(p, plan.LayerAdmission, ReasonPreemptionCycle, "victim "+string(v.Workload)+" was preempted by this workload before and started again")
+			return
+		}
 		if c.unavailable(v.Workload, id) || c.admittedNow(v.Workload) {
 			c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, "victim "+string(v.Workload)+" is already leaving")
 			return

@@ -28,6 +28,9 @@ const (
 	ReasonNotTried = "NotTried"
 	// ReasonPreemptionCycle: the only victims are the workload's own preemptors.
 	ReasonPreemptionCycle = "PreemptionWouldCycle"
+	// ReasonHeldForPreemptor: the workload was preempted by one that still waits for
+	// its victims this cycle, so it does not take back the room it gave up.
+	ReasonHeldForPreemptor = "HeldForPreemptor"
 )
 
 // cycle is the mutable state of one Cycle call.
@@ -37,6 +40,9 @@ type cycle struct {
 	ov      *cluster.Overlay
 	out     plan.Plan
 	noticed map[api.WorkloadID]bool // victims noticed in this cycle
+	// waiting are the preemptors tried this cycle that wait for victims: their
+	// victims are not re-admitted in the rest of the cycle (see heldFor).
+	waiting map[api.WorkloadID]bool
 	// held are this cycle's device-level reservations (they hold GPUs);
 	// reservedNodes the node-level ones (node -> earliest ETA).
 	held          placement.ReservationSet
@@ -61,6 +67,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		ov:            in.Cluster.Overlay(),
 		out:           plan.Plan{Cycle: in.Cycle, At: in.Now},
 		noticed:       map[api.WorkloadID]bool{},
+		waiting:       map[api.WorkloadID]bool{},
 		reservedNodes: map[string]time.Time{},
 		blocked:       map[string]bool{},
 		running:       make(map[api.WorkloadID]placement.Running, len(in.Running)),
@@ -80,6 +87,12 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 			c.reject(p, plan.LayerAdmission, ReasonNotTried, fmt.Sprintf("more than %d workloads pending; tried in a later cycle", e.cfg.MaxAttempts))
 		case c.blocked[p.ClusterQueue]:
 			c.reject(p, plan.LayerAdmission, ReasonBlockedByHead, "StrictFIFO: an earlier workload of ClusterQueue "+p.ClusterQueue+" is not admitted yet")
+		case c.heldFor(p):
+			c.reject(p, plan.LayerAdmission, ReasonHeldForPreemptor,
+				"preempted by "+string(c.in.PreemptedBy[p.Workload.ID()])+", which still waits for its victims")
+			if p.Strategy == api.StrictFIFO {
+				c.blocked[p.ClusterQueue] = true
+			}
 		default:
 			if !c.attempt(p) && p.Strategy == api.StrictFIFO {
 				c.blocked[p.ClusterQueue] = true
@@ -90,6 +103,9 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 }
 
 func (c *cycle) reject(p Pending, layer plan.Layer, reason string, details ...string) {
+	if reason == ReasonWaitingForPreemption {
+		c.waiting[p.Workload.ID()] = true
+	}
 	c.out.Rejections = append(c.out.Rejections, plan.Rejection{
 		Workload: p.Workload.ID(), ClusterQueue: p.ClusterQueue, Layer: layer,
 		Reason: reason, Details: details, Position: c.pos[string(p.Workload.ID())],
@@ -133,9 +149,35 @@ func (c *cycle) recordPreemptions(victims []api.WorkloadID, recs []placement.Pre
 	}
 }
 
-// unavailable reports whether v cannot be (re)chosen as a victim of preemptor.
+// unavailable reports whether v cannot be (re)chosen as a victim of preemptor: it is
+// leaving already, it preempted preemptor, or preemptor preempted it before since it
+// last started (Nominated): a pending workload preempts each other workload at most
+// once, so its preemptions are bounded by the number of workloads.
 func (c *cycle) unavailable(v, preemptor api.WorkloadID) bool {
-	return c.noticed[v] || c.in.InFlight[v] || c.in.PreemptedBy[preemptor] == v
+	return c.noticed[v] || c.in.InFlight[v] || c.in.PreemptedBy[preemptor] == v || c.preemptedBefore(preemptor, v)
+}
+
+// preemptedBefore reports whether preemptor gave v a notice since preemptor last
+// started and v is running again (not leaving).
+func (c *cycle) preemptedBefore(preemptor, v api.WorkloadID) bool {
+	if c.noticed[v] || c.in.InFlight[v] {
+		return false
+	}
+	for _, n := range c.in.Nominated[preemptor] {
+		if n == v {
+			return true
+		}
+	}
+	return false
+}
+
+// heldFor reports whether p's last preemptor was tried earlier in this cycle and still
+// waits for victims: p is not admitted now, so the room it gave up stays free for the
+// preemptor (otherwise the preemptor would preempt it again, or another of its victims,
+// and the two would take turns without end).
+func (c *cycle) heldFor(p Pending) bool {
+	by, ok := c.in.PreemptedBy[p.Workload.ID()]
+	return ok && c.waiting[by]
 }
 
 // waitingForVictims reports whether the preemptor still waits for noticed victims.

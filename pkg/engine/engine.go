@@ -97,7 +97,9 @@ type Input struct {
 	// InFlight are workloads already given a notice and not evicted yet: never chosen
 	// again, and a preemptor waiting for them does not pick more victims.
 	InFlight map[api.WorkloadID]bool
-	// Nominated maps a preemptor to the victims it is waiting for.
+	// Nominated maps a preemptor to the victims it noticed since it last started: the
+	// ones still leaving are waited for, the ones running again are never preempted by
+	// it a second time in the same wait (docs/engine.md, "Why preemption cannot cycle").
 	Nominated map[api.WorkloadID][]api.WorkloadID
 	// Draining names ClusterQueues with stop policy HoldAndDrain: their running
 	// workloads are evicted (admission itself refuses new ones).

@@ -51,8 +51,8 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name:     "unknown field, deep, with its own line",
-			input:    makeCQ("a").Quota("f", "cpu", "4").YAML() + "      extra: 1\n",
-			wantLine: 13, wantKind: "ClusterQueue", wantName: "a",
+			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "4").YAML()+"      extra: 1\n"),
+			wantLine: 18, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].extra", wantMsg: `unknown field "extra"`,
 		},
 		{
@@ -230,5 +230,28 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	}
 	if got := strings.Split(list.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// An unknown field is reported without hiding the object's other problems: a user fixing
+// a file sees everything wrong with it in one run.
+func TestUnknownFieldDoesNotHideOtherProblems(t *testing.T) {
+	input := makeCQ("a").Quota("missing", "cpu", "-2").YAML() + "  colour: blue\n"
+	_, err := LoadBytes("in.yaml", []byte(input))
+	list, ok := err.(ErrorList)
+	if !ok {
+		t.Fatalf("err = %v (%T), want an ErrorList", err, err)
+	}
+	want := []string{`unknown field "colour"`, `ResourceFlavor "missing" not found`, "is negative"}
+	for _, w := range want {
+		found := false
+		for _, e := range list {
+			if strings.Contains(e.Error(), w) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem mentions %q; got:\n%v", w, err)
+		}
 	}
 }

@@ -128,8 +128,9 @@ func checkStruct(v *value, t reflect.Type, path string, c errs) bool {
 	for _, k := range v.keys {
 		ft, known := fields[k]
 		if !known {
+			// Reported, but not fatal: decoding ignores the field, so the object's
+			// other problems are still found and reported in the same run.
 			c.addAt(v.fields[k].line, joinKey(path, k), "unknown field %q", k)
-			ok = false
 			continue
 		}
 		ok = checkStrict(v.fields[k], ft, joinKey(path, k), c) && ok

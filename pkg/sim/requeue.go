@@ -160,7 +160,7 @@ func (s *Simulator) park(p plan.Plan) {
 // parkFor maps a rejection to what may help it.
 func parkFor(r plan.Rejection) parkKind {
 	switch r.Reason {
-	case engine.ReasonNotTried, engine.ReasonWaitingForPreemption, "AdmitFailed":
+	case engine.ReasonNotTried, engine.ReasonWaitingForPreemption, engine.ReasonHeldForPreemptor, "AdmitFailed":
 		return notParked
 	case engine.ReasonBlockedByHead:
 		return parkedHead

@@ -18,7 +18,8 @@ import (
 // every cycle: the event logs are byte-identical once "rejected" records are left out.
 // Those may differ: a parked workload is not re-explained while parked, so when another
 // workload takes the capacity it waits for, its logged reason is not updated from
-// "nodes" to "quota" until something wakes it.
+// "nodes" to "quota" until something wakes it. Runs go until no event is left: with
+// preemption on they terminate (TestPreemptionTerminatesProperty).
 func TestParkingKeepsDecisionsProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w := MakeWorld().Pool("h", rapid.IntRange(1, 3).Draw(rt, "nodes"), 8, api.CapacityOnDemand).

@@ -32,7 +32,7 @@ func simulate(t *testing.T, objs *api.Objects, retryAll bool) (*Simulator, []byt
 	return simulateWith(t, objs, scenarioPolicy, retryAll)
 }
 
-// simulateWith is simulate under engine policy cfg.
+// simulateWith is simulate under engine policy cfg, run until no event is left.
 func simulateWith(t *testing.T, objs *api.Objects, cfg engine.Config, retryAll bool) (*Simulator, []byte) {
 	t.Helper()
 	s, err := New(objs, Options{Seed: 3, Engine: cfg, RetryAll: retryAll,
