@@ -20,7 +20,7 @@ unit:
 	$(GO) test -count=1 -short $(PKGS)
 
 test-env:
-	@if [ -x hack/test-env.sh ]; then hack/test-env.sh; fi
+	@bash hack/test-env.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -34,6 +34,10 @@ bench:
 # 5,000 pods in gangs of 8; prints pods bound per second and Job-to-bound latency.
 bench-k8s: test-env
 	$(GO) test -count=1 -tags k8sscale -run '^TestScaleBinding$$' -timeout 30m -v ./pkg/controller
+
+# Fuzz the manifest loader for a while (no input may panic); the seed corpus runs in `make test`.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 60s -fuzzminimizetime 1s ./pkg/manifest
 
 # Regenerate deepcopy functions and CRDs (controller-gen pinned in hack/tools).
 generate:
