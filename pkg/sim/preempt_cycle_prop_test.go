@@ -16,10 +16,10 @@ import (
 // after another, so a run still busy after two days is preempting in a loop.
 const cycleHorizon = 2 * 24 * time.Hour
 
-// drawPreemptionWorld draws a small world like TestParkingKeepsDecisionsProperty's: two
-// ClusterQueues on 1-3 nodes of 8 GPUs, maybe in one cohort, one maybe StrictFIFO, jobs
-// of 1-8 GPUs with priorities 0-2, a node failure and recovery and a quota change. No job
-// checkpoints, so every preemption loses all of the victim's work.
+// drawPreemptionWorld draws the small random world of the parking and preemption property
+// tests: two ClusterQueues on 1-3 nodes of 8 GPUs, maybe in one cohort, one maybe
+// StrictFIFO, jobs of 1-8 GPUs with priorities 0-2, a node failure and recovery and a
+// quota change. No job checkpoints, so every preemption loses all of the victim's work.
 func drawPreemptionWorld(rt *rapid.T) *api.Objects {
 	w := MakeWorld().Pool("h", rapid.IntRange(1, 3).Draw(rt, "nodes"), 8, api.CapacityOnDemand).
 		Queue("cq-a", rapid.Int64Range(4, 16).Draw(rt, "quotaA"), "h")

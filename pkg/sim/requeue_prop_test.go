@@ -2,11 +2,9 @@ package sim
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"pgregory.net/rapid"
 )
@@ -22,34 +20,8 @@ import (
 // preemption on they terminate (TestPreemptionTerminatesProperty).
 func TestParkingKeepsDecisionsProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		w := MakeWorld().Pool("h", rapid.IntRange(1, 3).Draw(rt, "nodes"), 8, api.CapacityOnDemand).
-			Queue("cq-a", rapid.Int64Range(4, 16).Draw(rt, "quotaA"), "h")
-		w.o.ClusterQueues = append(w.o.ClusterQueues, w.o.ClusterQueues[0])
-		w.o.ClusterQueues[1].Name = "cq-b"
-		w.o.LocalQueues = append(w.o.LocalQueues, api.LocalQueue{Meta: api.Meta{Name: "lq-b", Namespace: "ns"}, ClusterQueue: "cq-b"})
-		if rapid.Bool().Draw(rt, "cohort") {
-			w.o.ClusterQueues[0].Cohort, w.o.ClusterQueues[1].Cohort = "all", "all"
-		}
-		if rapid.Bool().Draw(rt, "strict") {
-			w.strict("cq-b")
-		}
-		n := rapid.IntRange(2, 14).Draw(rt, "jobs")
-		for i := 0; i < n; i++ {
-			name := fmt.Sprintf("j%02d", i)
-			w.Job(name, 1, int64(rapid.IntRange(1, 8).Draw(rt, "gpus")),
-				time.Duration(rapid.IntRange(0, 60).Draw(rt, "submitMin"))*time.Minute,
-				time.Duration(rapid.IntRange(5, 90).Draw(rt, "runMin"))*time.Minute, 0).
-				Priority(name, int32(rapid.IntRange(0, 2).Draw(rt, "prio")))
-			if rapid.Bool().Draw(rt, "inB") {
-				w.o.Workloads[i].Queue = "lq-b"
-			}
-		}
-		w.Event(api.ClusterEvent{Meta: api.Meta{Name: "fail"}, Type: api.EventNodeFail, At: 20 * time.Minute, Nodes: []string{"h-0"}}).
-			Event(api.ClusterEvent{Meta: api.Meta{Name: "back"}, Type: api.EventNodeRecover, At: 50 * time.Minute, Nodes: []string{"h-0"}}).
-			Event(api.ClusterEvent{Meta: api.Meta{Name: "quota"}, Type: api.EventQuotaChange, At: 40 * time.Minute, ClusterQueue: "cq-a",
-				ResourceGroups: gpuQuota("h", rapid.Int64Range(2, 16).Draw(rt, "newQuotaA"))})
+		objs := drawPreemptionWorld(rt)
 		cfg := engine.Config{Preemption: rapid.Bool().Draw(rt, "preempt"), Reservations: rapid.Bool().Draw(rt, "reserve"), Grace: time.Minute}
-		objs := w.Obj()
 		_, parked := simulateWith(t, objs, cfg, false)
 		_, polled := simulateWith(t, objs, cfg, true)
 		parked, polled = withoutRejections(parked), withoutRejections(polled)

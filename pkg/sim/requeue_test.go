@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -43,14 +42,7 @@ func simulateWith(t *testing.T, objs *api.Objects, cfg engine.Config, retryAll b
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, r := range s.Log() {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s, buf.Bytes()
+	return s, encodeLog(t, s.Log())
 }
 
 // Parking inadmissible workloads must not change any decision: a parked workload is

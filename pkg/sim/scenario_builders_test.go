@@ -71,14 +71,20 @@ func runLog(t *testing.T, objs *api.Objects, seed int64) ([]EventRecord, []byte)
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return s.Log(), encodeLog(t, s.Log())
+}
+
+// encodeLog renders records as JSON lines, the format of `gantry simulate --events`.
+func encodeLog(t *testing.T, recs []EventRecord) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	for _, r := range s.Log() {
+	for _, r := range recs {
 		if err := enc.Encode(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return s.Log(), buf.Bytes()
+	return buf.Bytes()
 }
 
 // eventsOf returns the records of one workload, kinds only, in order.
