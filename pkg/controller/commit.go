@@ -48,6 +48,9 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 			continue
 		}
 		res.Applied = append(res.Applied, a.Workload)
+		// Its wait is over. A failed clear is harmless: the record is read only
+		// while the workload is pending, and eviction clears it too.
+		_ = clearNominated(k.ctx, k.c, t.obj)
 		k.events.Eventf(t.obj, "Normal", ReasonAdmitted, "admitted by ClusterQueue %s, %d pods placed", a.ClusterQueue, len(st.Admission.Placements))
 		k.metrics.admitted(a.ClusterQueue, k.now.Sub(queuedAt(t.obj)))
 	}
@@ -61,13 +64,24 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 			k.writeIfChanged(t.obj, reservedStatus(t.obj.Status, r, k.now))
 		}
 	}
+	var preemptors []api.WorkloadID // in first-notice order, for deterministic writes
+	noticed := map[api.WorkloadID][]api.WorkloadID{}
 	for _, n := range p.Notices {
 		if t := k.cs.byID[n.Workload]; t != nil && !t.noticed() {
 			if err := k.notice(t, n); err == nil {
 				k.preempts++
 				k.metrics.preempted(t.obj.Status.Admission, n.Layer)
+				if n.By != "" {
+					if _, ok := noticed[n.By]; !ok {
+						preemptors = append(preemptors, n.By)
+					}
+					noticed[n.By] = append(noticed[n.By], n.Workload)
+				}
 			}
 		}
+	}
+	for _, by := range preemptors {
+		k.recordVictims(by, noticed[by])
 	}
 	for _, e := range p.Evictions {
 		if t := k.cs.byID[e.Workload]; t != nil && t.admitted() {
@@ -75,6 +89,15 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// recordVictims adds victims to the preemptor's record of its current wait. A failed
+// write loses only the "once per wait" rule for these victims while they run again;
+// while they are leaving, their preempted-by annotation names the preemptor.
+func (k *committer) recordVictims(by api.WorkloadID, victims []api.WorkloadID) {
+	if t := k.cs.byID[by]; t != nil && t.model != nil && !t.admitted() {
+		_ = recordNominated(k.ctx, k.c, t.obj, victims)
+	}
 }
 
 // writeStatus replaces the status, failing on a concurrent change.

@@ -78,6 +78,7 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 	patch := client.MergeFrom(wl.DeepCopy())
 	delete(wl.Annotations, AnnotationPreemptionNotice)
 	delete(wl.Annotations, AnnotationPreemptionReason)
+	delete(wl.Annotations, AnnotationNominatedVictims) // it ran, so its last wait is over
 	if err := ctl.c.Patch(ctx, wl, patch); err != nil {
 		return fmt.Errorf("clear notice: %w", err)
 	}

@@ -72,6 +72,9 @@ func buildInput(w *world, now time.Time, cycleNo int64, rng *rand.Rand) (*cycleS
 			cs.in.PreemptedBy[t.model.ID()] = api.WorkloadID(by)
 		}
 		if !t.admitted() {
+			if rec := parseNominated(obj.Annotations[AnnotationNominatedVictims]); len(rec) > 0 {
+				cs.addNominated(t.model.ID(), rec...)
+			}
 			cs.in.Pending = append(cs.in.Pending, engine.Pending{Workload: t.model, ClusterQueue: t.cq,
 				Strategy: strategy[t.cq], QueuedAt: queuedAt(obj), Runtime: t.model.MaxRuntime})
 			continue
@@ -89,7 +92,7 @@ func buildInput(w *world, now time.Time, cycleNo int64, rng *rand.Rand) (*cycleS
 		if t.noticed() {
 			cs.in.InFlight[t.model.ID()] = true
 			if by := api.WorkloadID(obj.Annotations[AnnotationPreemptedBy]); by != "" {
-				cs.in.Nominated[by] = append(cs.in.Nominated[by], t.model.ID())
+				cs.addNominated(by, t.model.ID())
 			}
 		}
 		cs.in.Running = append(cs.in.Running, runningOf(t, pods))
@@ -101,6 +104,18 @@ func buildInput(w *world, now time.Time, cycleNo int64, rng *rand.Rand) (*cycleS
 	cs.quota = quota
 	cs.in.Quota = engine.NewAdmissionQuota(quota.Clone(), nil)
 	return cs, nil
+}
+
+// addNominated adds victims to preemptor's Nominated list, each once. The list is the
+// preemptor's own record (AnnotationNominatedVictims, as the simulator's nominated
+// list) joined with the victims still leaving that name it in their preempted-by
+// annotation (so a lost record write still makes it wait for them).
+func (cs *cycleState) addNominated(preemptor api.WorkloadID, victims ...api.WorkloadID) {
+	list := cs.in.Nominated[preemptor]
+	for _, v := range victims {
+		list = appendUnique(list, v)
+	}
+	cs.in.Nominated[preemptor] = list
 }
 
 // applyEach binds pods one by one so a single stale pod (say, on a node that left) is
@@ -210,6 +225,12 @@ func foreignPods(w *world, cs *cycleState) []cluster.Change {
 		if t := cs.byID[api.WorkloadID(p.Annotations[AnnotationWorkload])]; t != nil && p.DeletionTimestamp == nil &&
 			t.model != nil && t.admitted() && !t.finished() && p.Annotations[AnnotationPodSlot] != "" {
 			continue // charged through its workload's admission
+		}
+		if t := cs.byID[api.WorkloadID(p.Annotations[AnnotationWorkload])]; t != nil && t.model != nil && !t.admitted() && !t.finished() {
+			// Evicted, its pods still terminating: it is still leaving, so its preemptor
+			// keeps waiting for it and its preemptor's other victims stay held (in the
+			// simulator an eviction frees the room at once).
+			cs.in.InFlight[t.model.ID()] = true
 		}
 		req, err := ResourceVector(PodRequests(&p.Spec), "spec")
 		if err != nil {

@@ -24,6 +24,12 @@ const (
 	AnnotationPreemptedBy = "gantry.dev/preempted-by"
 	// AnnotationPreemptionReason says why (reason code and the preemptor).
 	AnnotationPreemptionReason = "gantry.dev/preemption-reason"
+	// AnnotationNominatedVictims is set on a pending preemptor: the workloads
+	// ("namespace/name", comma separated, in notice order) it has preempted during its
+	// current wait. The engine never preempts one of them twice in the same wait
+	// (engine.Input.Nominated). It is removed when the preemptor is admitted or
+	// evicted, and goes with the object when it is deleted.
+	AnnotationNominatedVictims = "gantry.dev/nominated-victims"
 
 	// LabelWorkload is set on Workloads made from a job, naming the job kind.
 	LabelJobKind = "gantry.dev/job-kind"

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// wlWrapper builds Workload objects for input-building tests.
+type wlWrapper struct{ v1alpha1.Workload }
+
+func MakeWorkload(name string) *wlWrapper {
+	return &wlWrapper{v1alpha1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+		Spec: v1alpha1.WorkloadSpec{QueueName: "lq", PodSets: []v1alpha1.PodSet{{Name: "main", Count: 1,
+			Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
+	}}
+}
+
+func (w *wlWrapper) Annotate(k, v string) *wlWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[k] = v
+	return w
+}
+
+// Admitted marks it admitted by cq (no placements: no node is needed).
+func (w *wlWrapper) Admitted(cq string) *wlWrapper {
+	w.Status.Admission = &v1alpha1.Admission{ClusterQueue: cq}
+	return w
+}
+
+// Noticed gives it a preemption notice from by.
+func (w *wlWrapper) Noticed(by string) *wlWrapper {
+	return w.Annotate(AnnotationPreemptionNotice, "2030-01-01T00:00:00Z").Annotate(AnnotationPreemptedBy, by)
+}
+
+func (w *wlWrapper) Obj() v1alpha1.Workload { return *w.DeepCopy() }
+
+// TestBuildInputNominated: engine.Input.Nominated is built as the simulator builds it
+// (the preemptor's victims since it last started), from the preemptor's record plus
+// the victims still leaving that name it.
+func TestBuildInputNominated(t *testing.T) {
+	cases := []struct {
+		name      string
+		workloads []v1alpha1.Workload
+		pods      []corev1.Pod
+		// wantNominated is the whole Nominated map (nil entries absent).
+		wantNominated map[api.WorkloadID][]api.WorkloadID
+		// wantInFlight are the workloads leaving.
+		wantInFlight map[api.WorkloadID]bool
+	}{{
+		name: "record of a pending preemptor, victim running again",
+		workloads: []v1alpha1.Workload{
+			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
+			MakeWorkload("a").Admitted("cq").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+		},
+		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a"}},
+		wantInFlight:  map[api.WorkloadID]bool{},
+	}, {
+		name: "record joined with a victim still leaving, each once",
+		workloads: []v1alpha1.Workload{
+			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a,ns/b").Obj(),
+			MakeWorkload("a").Admitted("cq").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+			MakeWorkload("b").Admitted("cq").Noticed("ns/p").Obj(),
+			MakeWorkload("c").Admitted("cq").Noticed("ns/p").Obj(),
+		},
+		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a", "ns/b", "ns/c"}},
+		wantInFlight:  map[api.WorkloadID]bool{"ns/b": true, "ns/c": true},
+	}, {
+		name: "evicted victim whose pod still terminates is still leaving",
+		workloads: []v1alpha1.Workload{
+			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
+			MakeWorkload("a").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+		},
+		pods:          []corev1.Pod{*pod("a-0", "n1", map[string]string{AnnotationWorkload: "ns/a"})},
+		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a"}},
+		wantInFlight:  map[api.WorkloadID]bool{"ns/a": true},
+	}, {
+		name: "admitted workload's stale record is ignored (the simulator clears it at start)",
+		workloads: []v1alpha1.Workload{
+			MakeWorkload("q").Admitted("cq").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
+			MakeWorkload("a").Annotate(AnnotationPreemptedBy, "ns/q").Obj(),
+		},
+		wantNominated: map[api.WorkloadID][]api.WorkloadID{},
+		wantInFlight:  map[api.WorkloadID]bool{},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{objs: &api.Objects{}, nodeIndex: map[string]int{}, priorities: map[string]int32{}, workloads: tc.workloads, pods: tc.pods}
+			cs, err := buildInput(w, time.Unix(0, 0), 1, rand.New(rand.NewSource(1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cs.in.Nominated, tc.wantNominated) {
+				t.Errorf("Nominated = %v, want %v", cs.in.Nominated, tc.wantNominated)
+			}
+			if !reflect.DeepEqual(cs.in.InFlight, tc.wantInFlight) {
+				t.Errorf("InFlight = %v, want %v", cs.in.InFlight, tc.wantInFlight)
+			}
+			for _, wl := range tc.workloads {
+				by := wl.Annotations[AnnotationPreemptedBy]
+				if got := cs.in.PreemptedBy[api.WorkloadID("ns/"+wl.Name)]; string(got) != by {
+					t.Errorf("PreemptedBy[%s] = %q, want %q", wl.Name, got, by)
+				}
+			}
+		})
+	}
+}
+
+// TestParseNominated: the record's value round-trips, blanks and repeats dropped.
+func TestParseNominated(t *testing.T) {
+	cases := []struct {
+		in string
+		// want is the parsed list (nil for none).
+		want []api.WorkloadID
+	}{
+		{"", nil},
+		{" , ,", nil},
+		{"ns/a", []api.WorkloadID{"ns/a"}},
+		{"ns/a, ns/b,ns/a,", []api.WorkloadID{"ns/a", "ns/b"}},
+	}
+	for _, tc := range cases {
+		got := parseNominated(tc.in)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseNominated(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if back := parseNominated(formatNominated(got)); !reflect.DeepEqual(back, tc.want) {
+			t.Errorf("round trip of %q = %v, want %v", tc.in, back, tc.want)
+		}
+	}
+}
