@@ -24,11 +24,7 @@ func newExplainCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--at: %w", err)
 			}
-			objs, err := f.load(cmd.InOrStdin(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			opts, err := f.options(objs)
+			objs, opts, err := f.prepare(cmd)
 			if err != nil {
 				return err
 			}

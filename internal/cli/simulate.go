@@ -67,6 +67,17 @@ func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error)
 	return objs, nil
 }
 
+// prepare loads the inputs and builds the simulator options from the flags: the common
+// start of simulate and explain.
+func (f *simFlags) prepare(cmd *cobra.Command) (*api.Objects, sim.Options, error) {
+	objs, err := f.load(cmd.InOrStdin(), cmd.ErrOrStderr())
+	if err != nil {
+		return nil, sim.Options{}, err
+	}
+	opts, err := f.options(objs)
+	return objs, opts, err
+}
+
 // options turns the flags into simulator options.
 func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 	cfg := engine.Config{Grace: f.grace, Preemption: true, Reservations: true}
@@ -130,11 +141,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, report string)
 	if output != "table" && output != "json" {
 		return fmt.Errorf("--output %q: want table or json", output)
 	}
-	objs, err := f.load(cmd.InOrStdin(), cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	opts, err := f.options(objs)
+	objs, opts, err := f.prepare(cmd)
 	if err != nil {
 		return err
 	}
