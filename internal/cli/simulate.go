@@ -78,28 +78,23 @@ func (f *simFlags) prepare(cmd *cobra.Command) (*api.Objects, sim.Options, error
 	return objs, opts, err
 }
 
-// options turns the flags into simulator options.
+// options turns the flags into simulator options: the policy engine.Build wires the
+// scheduler from (the same builder the controller uses).
 func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
-	cfg := engine.Config{Grace: f.grace, Preemption: true, Reservations: true}
-	shapes := placement.NewShapeStats()
-	for _, w := range objs.Workloads {
-		for _, ps := range w.PodSets {
-			shapes.Observe(ps.Requests)
-		}
-	}
-	scorers := placement.DefaultScorers()
+	pol := engine.DefaultPolicy()
+	pol.Grace, pol.Seed, pol.RetryAll = f.grace, f.seed, f.retryAll
 	switch f.policy {
 	case "default", "":
 	case "fifo":
-		cfg.Preemption, cfg.Reservations = false, false
+		pol.Preemption, pol.Reservations = false, false
 	case "no-preempt":
-		cfg.Preemption = false
+		pol.Preemption = false
 	default:
-		ss, err := placement.ScorersFor(api.PlacementPolicy{Scorers: []api.WeightedScorer{{Name: f.policy, Weight: 1}}}, shapes)
+		ss, err := placement.ScorersFor(api.PlacementPolicy{Scorers: []api.WeightedScorer{{Name: f.policy, Weight: 1}}}, engine.ShapesOf(objs.Workloads))
 		if err != nil {
 			return sim.Options{}, fmt.Errorf("--policy %q: want default, fifo, no-preempt or a scorer name: %w", f.policy, err)
 		}
-		scorers = ss
+		pol.Scorers = ss
 	}
 	var until time.Duration
 	if f.until != "" {
@@ -109,12 +104,7 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 		}
 		until = d
 	}
-	placer, err := engine.NewQueuePlacer(engine.PlacerConfig{Flavors: objs.Flavors, ClusterQueues: objs.ClusterQueues, Shapes: shapes,
-		Seed: f.seed, Grace: f.grace, Scorers: scorers})
-	if err != nil {
-		return sim.Options{}, err
-	}
-	return sim.Options{Seed: f.seed, Until: until, Engine: cfg, Placer: placer, RetryAll: f.retryAll}, nil
+	return sim.Options{Until: until, Policy: pol}, nil
 }
 
 func newSimulateCommand() *cobra.Command {

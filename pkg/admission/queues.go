@@ -6,8 +6,6 @@ import (
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/api"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // Status is where a pending workload stands in the queues, with a stable reason code.
@@ -102,7 +100,6 @@ func (h *wlHeap) Pop() any {
 type cqQueue struct {
 	cq           *api.ClusterQueue
 	node         nodeID
-	selector     labels.Selector
 	byLQ         map[string]*wlHeap
 	lqOrder      []lqHeap // the heaps of byLQ sorted by key, for the heads loop
 	inadmissible map[api.WorkloadID]*entry
@@ -118,7 +115,7 @@ type Queues struct {
 	cqs        map[string]*cqQueue
 	cqOrder    []*cqQueue                 // sorted by name
 	lqs        map[string]*api.LocalQueue // "namespace/name"
-	namespaces map[string]labels.Set
+	res        *Resolver
 	pending    map[api.WorkloadID]*entry
 	// parked holds workloads that cannot enter a ClusterQueue (missing queue, namespace
 	// not selected), with their reason; they are retried by Requeue(QuotaChanged).
@@ -126,33 +123,19 @@ type Queues struct {
 }
 
 func newQueues(s *structure, objs *api.Objects) (*Queues, error) {
-	q := &Queues{s: s, cqs: map[string]*cqQueue{}, lqs: map[string]*api.LocalQueue{},
-		namespaces: map[string]labels.Set{}, pending: map[api.WorkloadID]*entry{}, parked: map[api.WorkloadID]*entry{}}
+	res, err := NewResolver(objs)
+	if err != nil {
+		return nil, err
+	}
+	q := &Queues{s: s, cqs: map[string]*cqQueue{}, lqs: res.lqs, res: res,
+		pending: map[api.WorkloadID]*entry{}, parked: map[api.WorkloadID]*entry{}}
 	for _, n := range s.nodes {
 		if !n.isCQ {
 			continue
 		}
-		sel := labels.Everything()
-		if n.cq.NamespaceSelector != nil {
-			var err error
-			if sel, err = metav1.LabelSelectorAsSelector(n.cq.NamespaceSelector); err != nil {
-				return nil, fmt.Errorf("clusterqueue %q (%s): namespaceSelector: %v", n.name, n.cq.Source, err)
-			}
-		}
 		id, _ := s.cqID(n.name)
-		q.cqs[n.name] = &cqQueue{cq: n.cq, node: id, selector: sel, byLQ: map[string]*wlHeap{}, inadmissible: map[api.WorkloadID]*entry{}}
+		q.cqs[n.name] = &cqQueue{cq: n.cq, node: id, byLQ: map[string]*wlHeap{}, inadmissible: map[api.WorkloadID]*entry{}}
 		q.cqOrder = append(q.cqOrder, q.cqs[n.name])
-	}
-	for i := range objs.LocalQueues {
-		lq := new(api.LocalQueue)
-		*lq = objs.LocalQueues[i]
-		if _, dup := q.lqs[lq.Key()]; dup {
-			return nil, fmt.Errorf("localqueue %s (%s): defined twice", lq.Key(), lq.Source)
-		}
-		q.lqs[lq.Key()] = lq
-	}
-	for i := range objs.Namespaces {
-		q.namespaces[objs.Namespaces[i].Name] = labels.Set(objs.Namespaces[i].Labels)
 	}
 	return q, nil
 }
@@ -166,21 +149,11 @@ func (q *Queues) rebind(s *structure) {
 	}
 }
 
-// resolve finds wl's ClusterQueue, or the reason it has none it may use.
+// resolve finds wl's ClusterQueue, or the reason it has none it may use (the
+// Resolver's rules).
 func (q *Queues) resolve(wl *api.Workload) (lqKey string, cq *cqQueue, code ReasonCode, msg string) {
-	lqKey = wl.Namespace + "/" + wl.Queue
-	lq, ok := q.lqs[lqKey]
-	if !ok {
-		return lqKey, nil, QueueMissing, fmt.Sprintf("localqueue %q does not exist in namespace %q", wl.Queue, wl.Namespace)
-	}
-	cq, ok = q.cqs[lq.ClusterQueue]
-	if !ok {
-		return lqKey, nil, ClusterQueueMissing, fmt.Sprintf("localqueue %s points at clusterqueue %q, which does not exist", lqKey, lq.ClusterQueue)
-	}
-	if !cq.selector.Matches(q.namespaces[wl.Namespace]) {
-		return lqKey, cq, NamespaceNotSelected, fmt.Sprintf("clusterqueue %q's namespaceSelector does not select namespace %q", cq.cq.Name, wl.Namespace)
-	}
-	return lqKey, cq, ReasonNone, ""
+	r := q.res.Resolve(wl)
+	return r.LocalQueue, q.cqs[r.ClusterQueue], r.Code, r.Message
 }
 
 // Add enqueues a pending workload and returns its status. A workload whose queue is

@@ -100,7 +100,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 	}
 	if err := c.in.Quota.Admit(p.Workload, a); err != nil {
 		c.ov.Undo(mark)
-		return PlaceResult{Reason: "AdmitFailed", Details: []string{err.Error()}}, false
+		return PlaceResult{Reason: ReasonAdmitFailed, Details: []string{err.Error()}}, false
 	}
 	c.admit(a, res.Bindings)
 	c.takeGPU(res.Bindings)
@@ -124,9 +124,9 @@ func (c *cycle) startedView(p Pending, bs []plan.Binding) placement.Running {
 // preemption notices, or a reservation, or a rejection that says so.
 func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) {
 	id := p.Workload.ID()
-	if res.Reason == ReasonBlockedByReservation || res.Reason == "AdmitFailed" {
+	if res.Reason == ReasonBlockedByReservation || res.Reason == ReasonAdmitFailed {
 		layer := plan.LayerPlacement
-		if res.Reason == "AdmitFailed" {
+		if res.Reason == ReasonAdmitFailed {
 			layer = plan.LayerAdmission
 		}
 		c.reject(p, layer, res.Reason, res.Details...)

@@ -31,6 +31,9 @@ const (
 	// ReasonHeldForPreemptor: the workload was preempted by one that still waits for
 	// its victims this cycle, so it does not take back the room it gave up.
 	ReasonHeldForPreemptor = "HeldForPreemptor"
+	// ReasonAdmitFailed: placement found room but reserving the quota failed (the
+	// quota state moved under the cycle); it is retried next cycle.
+	ReasonAdmitFailed = "AdmitFailed"
 )
 
 // cycle is the mutable state of one Cycle call.
@@ -208,16 +211,16 @@ func sortedIDs(ids []api.WorkloadID) []api.WorkloadID {
 	return out
 }
 
-// drain evicts the running workloads of HoldAndDrain ClusterQueues (in running order).
+// drain evicts the running workloads whose ClusterQueue or LocalQueue has stop policy
+// HoldAndDrain (in running order).
 func (c *cycle) drain() {
 	if len(c.in.Draining) == 0 {
 		return
 	}
 	for _, r := range c.in.Running {
-		if c.in.Draining[r.Queue] && !c.in.InFlight[r.ID] {
+		if why, ok := c.in.Draining[r.ID]; ok && !c.in.InFlight[r.ID] {
 			c.noticed[r.ID] = true
-			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: r.ID, Layer: plan.LayerAdmission,
-				Reason: "ClusterQueue " + r.Queue + " has stop policy HoldAndDrain"})
+			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: r.ID, Layer: plan.LayerAdmission, Reason: why})
 		}
 	}
 }

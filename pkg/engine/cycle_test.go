@@ -252,7 +252,7 @@ func TestHoldAndDrainEvictsRunning(t *testing.T) {
 	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(1, 4), Quota: newFakeQuota(),
 		Running:  []placement.Running{{ID: "ns/a", Queue: "held"}, {ID: "ns/b", Queue: "open"}, {ID: "ns/c", Queue: "held"}},
 		InFlight: map[api.WorkloadID]bool{"ns/c": true},
-		Draining: map[string]bool{"held": true}}
+		Draining: map[api.WorkloadID]string{"ns/a": "held drains", "ns/c": "held drains"}}
 	p := mustEngine(t, Config{}, &fakePlacer{}).Cycle(in)
 	if len(p.Evictions) != 1 || p.Evictions[0].Workload != "ns/a" {
 		t.Fatalf("evictions = %+v, want only ns/a (ns/b's queue is open, ns/c already leaving)", p.Evictions)

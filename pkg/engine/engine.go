@@ -101,9 +101,9 @@ type Input struct {
 	// ones still leaving are waited for, the ones running again are never preempted by
 	// it a second time in the same wait (docs/engine.md, "Why preemption cannot cycle").
 	Nominated map[api.WorkloadID][]api.WorkloadID
-	// Draining names ClusterQueues with stop policy HoldAndDrain: their running
-	// workloads are evicted (admission itself refuses new ones).
-	Draining map[string]bool
+	// Draining names the running workloads to evict because their ClusterQueue or
+	// LocalQueue has stop policy HoldAndDrain, with the reason.
+	Draining map[api.WorkloadID]string
 	// History is the past preemptions, for disruption budgets.
 	History []placement.PreemptionRecord
 	// Flavors are the ResourceFlavors by name; when placement fails under one flavor the

@@ -81,10 +81,8 @@ func RunJCT(objs *api.Objects, policy string, seed int64, until time.Duration, e
 	}
 	kpi := NewKPICollector(KPIOptions{CapacityEvery: time.Hour})
 	s, err := New(pobjs, Options{
-		Seed:      seed,
 		Until:     until,
-		Engine:    cfg,
-		Placer:    engine.NewPlacer(engine.PlacerConfig{Flavors: pobjs.Flavors, Seed: seed}),
+		Policy:    engine.Policy{Config: cfg, Seed: seed},
 		Observers: append([]Observer{kpi}, extra...),
 	})
 	if err != nil {

@@ -75,7 +75,7 @@ func (s *Simulator) addNodes(ev api.ClusterEvent) error {
 		}
 		s.emit(EventRecord{Event: EvNode, Node: n.Name, Change: "added"})
 	}
-	s.wakeForNodes()
+	s.sched.NodesChanged()
 	s.dirty = true
 	return nil
 }
@@ -140,7 +140,7 @@ func (s *Simulator) nodesBack(nodes []string) error {
 		delete(s.offline, n)
 		s.emit(EventRecord{Event: EvNode, Node: n, Change: "recovered"})
 	}
-	s.wakeForNodes()
+	s.sched.NodesChanged()
 	s.dirty = true
 	return nil
 }
@@ -257,7 +257,7 @@ func (s *Simulator) quotaChange(ev api.ClusterEvent) error {
 	cq.ResourceGroups = ev.ResourceGroups // the model's copy, for explain and KPIs
 	s.quota = q
 	s.emit(EventRecord{Event: EvQuota, ClusterQueue: cq.Name, Reason: "quota changed by " + ev.Name})
-	s.wakeAll()
+	s.sched.QuotaChanged()
 	s.dirty = true
 	return nil
 }

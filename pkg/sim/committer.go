@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -120,12 +121,8 @@ func (c modelCommitter) notice(n plan.Notice) {
 		return
 	}
 	s.notice(st, n.Grace, n.Layer)
-	st.preemptedBy = n.By
 	st.preemptions++
-	if by := s.wls[n.By]; by != nil {
-		by.nominated = append(by.nominated, n.Workload)
-	}
-	s.history = append(s.history, preemption{victim: n.Workload, queue: st.clusterQueue, at: s.now, milli: st.gpuMilli})
+	s.sched.Noticed(n.Workload, n.By, placement.PreemptionRecord{Workload: n.Workload, Queue: st.clusterQueue, At: s.clock(), GPUMilli: st.gpuMilli})
 	r := s.record(st, EvPreempted)
 	r.Reason, r.Layer, r.By = n.Reason, string(n.Layer), string(n.By)
 	s.emit(r)
@@ -137,10 +134,9 @@ func (c modelCommitter) reserve(r plan.Reservation) {
 	if st == nil {
 		return
 	}
-	prev, rr := st.reservation, r
-	// Keep the newest plan (it is handed back next cycle so the ETA cannot slip).
-	st.reservation, st.lastRejection = &rr, nil
-	if prev != nil && prev.ETA.Equal(r.ETA) && equalStrings(prev.Nodes, r.Nodes) {
+	// The scheduler keeps the newest plan (Committed); the log shows changes only.
+	prev, had := s.sched.Reservation(r.Workload)
+	if had && prev.ETA.Equal(r.ETA) && equalStrings(prev.Nodes, r.Nodes) {
 		return // unchanged: log reservations only when they change
 	}
 	rec := s.record(st, EvReserved)
@@ -157,10 +153,8 @@ func (c modelCommitter) reject(r plan.Rejection) {
 	if st == nil {
 		return
 	}
-	prev := st.lastRejection
-	rr := r
-	st.lastRejection, st.reservation = &rr, nil
-	if prev != nil && prev.Reason == r.Reason && prev.Layer == r.Layer {
+	prev, had := s.sched.LastRejection(r.Workload)
+	if had && prev.Reason == r.Reason && prev.Layer == r.Layer {
 		return // log a rejection only when its reason changes
 	}
 	rec := s.record(st, EvRejected)
@@ -169,7 +163,7 @@ func (c modelCommitter) reject(r plan.Rejection) {
 		rec.Reason += ": " + r.Details[0]
 	}
 	if r.Reason == "WaitingForPreemption" {
-		for _, v := range st.nominated {
+		for _, v := range s.sched.Nominated(r.Workload) {
 			rec.Victims = append(rec.Victims, string(v))
 		}
 	}

@@ -12,63 +12,33 @@ import (
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
-// runCycle builds the engine's input from the model, runs one cycle and commits the plan.
+// runCycle asks the scheduler for a plan over the model, commits it and hands it back.
 func (s *Simulator) runCycle() error {
-	s.timedWakes()
-	in := s.cycleInput()
-	if len(in.Pending) == 0 && len(in.Draining) == 0 {
+	p := s.sched.Cycle(engine.World{Now: s.clock(), Cluster: s.snap, Quota: s.quota, Running: s.runningViews()})
+	if p.IsEmpty() {
 		return nil // nothing to decide (or all parked until a change): no polling
 	}
-	s.cycle++
-	s.lastCycleAt = s.now
-	s.considered += int64(len(in.Pending))
-	p := s.eng.Cycle(in)
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("simulate: engine produced an invalid plan: %w", err)
 	}
-	reserved := s.reservedNow()
 	res, err := s.committer().Apply(p)
 	if err != nil {
 		return err
 	}
-	s.afterCommit(p, res.Applied, reserved)
+	s.sched.Committed(p, res.Applied)
 	return nil
 }
 
-// cycleInput is the engine's view of the model right now.
-func (s *Simulator) cycleInput() engine.Input {
-	in := engine.Input{
-		Cycle: s.cycle + 1, Now: s.clock(), Rand: s.rng, Cluster: s.snap, Quota: s.cycleQuota(),
-		Flavors:  s.flavors,
-		Draining: s.draining(),
-		History:  s.preemptionHistory(),
-		InFlight: map[api.WorkloadID]bool{}, Nominated: map[api.WorkloadID][]api.WorkloadID{}, PreemptedBy: map[api.WorkloadID]api.WorkloadID{},
-		Previous: map[api.WorkloadID]plan.Reservation{},
-	}
+// runningViews are the running workloads as placement's preemption and reservations see
+// them now (noticed ones are leaving: the scheduler knows them as in flight).
+func (s *Simulator) runningViews() []placement.Running {
+	var out []placement.Running
 	for _, id := range s.live {
-		st := s.wls[id]
-		switch {
-		case st.phase == plan.Pending && st.submitted && st.parked == notParked:
-			in.Pending = append(in.Pending, engine.Pending{
-				Workload: st.w, ClusterQueue: st.clusterQueue, Strategy: st.strategy,
-				QueuedAt: Epoch().Add(st.queuedAt), Runtime: st.remaining(),
-			})
-			if st.reservation != nil {
-				in.Previous[id] = *st.reservation
-			}
-		case st.phase == plan.Running:
-			in.Running = append(in.Running, s.runningView(st))
-		case st.phase == plan.Preempting:
-			in.InFlight[id] = true
-		}
-		if len(st.nominated) > 0 {
-			in.Nominated[id] = st.nominated
-		}
-		if st.preemptedBy != "" {
-			in.PreemptedBy[id] = st.preemptedBy
+		if st := s.wls[id]; st.phase == plan.Running {
+			out = append(out, s.runningView(st))
 		}
 	}
-	return in
+	return out
 }
 
 // runningView is a running workload as placement's preemption and reservations see it.
@@ -118,27 +88,4 @@ func flavorText(a plan.Admission) string {
 func etaSeconds(t time.Time) *Seconds {
 	sec := Seconds(t.Sub(Epoch()))
 	return &sec
-}
-
-// preemptionHistory is the past preemptions as placement's disruption budgets read them.
-func (s *Simulator) preemptionHistory() []placement.PreemptionRecord {
-	out := make([]placement.PreemptionRecord, 0, len(s.history))
-	for _, h := range s.history {
-		out = append(out, placement.PreemptionRecord{Workload: h.victim, Queue: h.queue, At: Epoch().Add(h.at), GPUMilli: h.milli})
-	}
-	return out
-}
-
-// draining names the ClusterQueues whose stop policy is HoldAndDrain.
-func (s *Simulator) draining() map[string]bool {
-	var out map[string]bool
-	for name, cq := range s.cqs {
-		if cq.StopPolicy == api.StopHoldAndDrain {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[name] = true
-		}
-	}
-	return out
 }

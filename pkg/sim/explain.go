@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
@@ -39,23 +40,25 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 	for _, b := range st.bindings {
 		e.Pods = append(e.Pods, PodRecord{Name: b.Pod, Node: b.Node, Devices: b.Devices})
 	}
+	resv, reserved := s.sched.Reservation(id)
+	last, rejected := s.sched.LastRejection(id)
 	switch {
 	case !st.submitted:
 		e.Reason = fmt.Sprintf("NotSubmitted: submitted at %s", FormatDuration(Seconds(st.w.Timing.SubmitAt)))
-	case st.reservation != nil:
+	case reserved:
 		e.Layer, e.Reason = string(plan.LayerPlacement), "Reserved"
-		e.Details = append([]string{st.reservation.Reason}, "reserved nodes: "+strings.Join(st.reservation.Nodes, ","))
-		e.ETA = etaSeconds(st.reservation.ETA)
+		e.Details = append([]string{resv.Reason}, "reserved nodes: "+strings.Join(resv.Nodes, ","))
+		e.ETA = etaSeconds(resv.ETA)
 		e.ETABasis = "reservation: placement planned the gang on the GPUs running workloads free"
-	case st.lastRejection != nil && st.phase == plan.Pending:
-		r := st.lastRejection
+	case rejected && st.phase == plan.Pending:
+		r := last
 		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), r.Reason, r.Details, r.Position
 		if r.Layer == plan.LayerAdmission {
 			e.ETA, e.ETABasis = s.quotaETA(st)
 		}
 	}
-	if st.phase == plan.Pending && st.parked != notParked {
-		e.Details = append(e.Details, "parked as inadmissible: retried only when "+st.parked.String())
+	if park := s.sched.Parked(id); st.phase == plan.Pending && park != engine.NotParked {
+		e.Details = append(e.Details, "parked as inadmissible: retried only when "+park.String())
 	}
 	return e, nil
 }

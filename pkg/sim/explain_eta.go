@@ -17,11 +17,11 @@ func (s *Simulator) quotaETA(st *wlState) (*Seconds, string) {
 		at time.Duration
 		id api.WorkloadID
 	}
-	root := s.rootOf(st.clusterQueue)
+	root := s.sched.RootOf(st.clusterQueue)
 	var ends []ending
 	for _, id := range s.live {
 		r := s.wls[id]
-		if (r.phase != plan.Running && r.phase != plan.Preempting) || s.rootOf(r.clusterQueue) != root {
+		if (r.phase != plan.Running && r.phase != plan.Preempting) || s.sched.RootOf(r.clusterQueue) != root {
 			continue
 		}
 		if _, counted := s.quota.Admitted(id); !counted {

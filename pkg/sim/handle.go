@@ -17,9 +17,11 @@ func (s *Simulator) handle(e simEvent) error {
 	case kArrival:
 		st := s.wls[e.wl]
 		st.submitted, st.queuedAt = true, s.now
+		if err := s.sched.Submit(st.w, s.clock(), st.remaining()); err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
 		s.emit(s.record(st, EvSubmitted))
 		s.addLive(e.wl)
-		s.arrived(st)
 		s.dirty = true
 	case kFinish:
 		st := s.wls[e.wl]
@@ -69,7 +71,7 @@ func (s *Simulator) start(st *wlState, bindings []plan.Binding) error {
 	for _, b := range bindings {
 		st.pods = append(st.pods, podRef(b))
 	}
-	st.lastRejection, st.reservation, st.nominated = nil, nil, nil
+	s.sched.Started(st.w.ID(), s.clock())
 	if !st.started {
 		st.started, st.firstStart = true, s.now
 	}
@@ -89,6 +91,7 @@ func (s *Simulator) finish(st *wlState) error {
 	}
 	st.finishedAt = s.now
 	s.dropLive(st.w.ID())
+	s.sched.Finished(st.w.ID())
 	st.base = st.w.Timing.Duration
 	s.emit(s.record(st, EvFinished))
 	s.dirty = true
@@ -138,6 +141,7 @@ func (s *Simulator) evict(st *wlState, layer plan.Layer, why string) error {
 		return err
 	}
 	st.queuedAt = s.now
+	s.sched.Requeued(st.w.ID(), s.clock(), st.remaining())
 	s.emit(s.record(st, EvRequeued))
 	s.dirty = true
 	return nil
@@ -163,7 +167,6 @@ func (s *Simulator) unbind(st *wlState) error {
 		}
 	}
 	st.bindings = nil
-	s.capacityFreed(st.clusterQueue)
 	return nil
 }
 

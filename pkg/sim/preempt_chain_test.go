@@ -51,8 +51,7 @@ func TestPreemptionChainTerminates(t *testing.T) {
 		t.Run(fmt.Sprintf("retryAll=%v", retryAll), func(t *testing.T) {
 			cfg := engine.Config{Preemption: true, Grace: time.Minute}
 			objs := chainWorld()
-			s, err := New(objs, Options{Seed: 3, Engine: cfg, RetryAll: retryAll,
-				Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: objs.Flavors, Seed: 3, Grace: cfg.Grace})})
+			s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,8 +58,7 @@ func TestPreemptionTerminatesProperty(t *testing.T) {
 		objs := drawPreemptionWorld(rt)
 		retryAll := rapid.Bool().Draw(rt, "retryAll")
 		cfg := engine.Config{Preemption: true, Grace: time.Minute}
-		s, err := New(objs, Options{Seed: 3, Engine: cfg, RetryAll: retryAll, Until: cycleHorizon,
-			Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: objs.Flavors, Seed: 3, Grace: cfg.Grace})})
+		s, err := New(objs, Options{Until: cycleHorizon, Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -34,8 +34,7 @@ func simulate(t *testing.T, objs *api.Objects, retryAll bool) (*Simulator, []byt
 // simulateWith is simulate under engine policy cfg, run until no event is left.
 func simulateWith(t *testing.T, objs *api.Objects, cfg engine.Config, retryAll bool) (*Simulator, []byte) {
 	t.Helper()
-	s, err := New(objs, Options{Seed: 3, Engine: cfg, RetryAll: retryAll,
-		Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: objs.Flavors, Seed: 3, Grace: cfg.Grace})})
+	s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +64,8 @@ func TestParkingKeepsDecisions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			parked, withParking := simulateWith(t, objs, c.cfg, false)
 			polled, withPolling := simulateWith(t, objs, c.cfg, true)
+			_, parkedConsidered := parked.sched.Stats()
+			_, polledConsidered := polled.sched.Stats()
 			if !bytes.Equal(withParking, withPolling) {
 				a, b := bytes.Split(withParking, []byte("\n")), bytes.Split(withPolling, []byte("\n"))
 				for i := 0; i < len(a) && i < len(b); i++ {
@@ -74,10 +75,10 @@ func TestParkingKeepsDecisions(t *testing.T) {
 				}
 				t.Fatalf("event logs differ in length: %d vs %d lines", len(a), len(b))
 			}
-			if parked.considered > polled.considered || (c.fewer && parked.considered == polled.considered) {
-				t.Errorf("considered %d pending with parking, %d without: want fewer (or equal: %v)", parked.considered, polled.considered, !c.fewer)
+			if parkedConsidered > polledConsidered || (c.fewer && parkedConsidered == polledConsidered) {
+				t.Errorf("considered %d pending with parking, %d without: want fewer (or equal: %v)", parkedConsidered, polledConsidered, !c.fewer)
 			}
-			t.Logf("pending handed to cycles: %d with parking, %d without", parked.considered, polled.considered)
+			t.Logf("pending handed to cycles: %d with parking, %d without", parkedConsidered, polledConsidered)
 		})
 	}
 }
@@ -113,7 +114,7 @@ func TestParkAndWake(t *testing.T) {
 		objs  *api.Objects
 		at    time.Duration
 		wl    api.WorkloadID
-		want  parkKind // the park state at `at`
+		want  engine.Park // the park state at `at`
 		placd time.Duration
 	}
 	// a holds all of cq-a's quota for 1h; b (cq-b, its own tree) finishes jobs at 10m.
@@ -128,13 +129,13 @@ func TestParkAndWake(t *testing.T) {
 	cases := []tc{
 		// want: a2 is refused by quota and stays parked while cq-b (another cohort
 		// tree) frees quota and GPUs at 10m and 12m.
-		{name: "quota-parked ignores other trees", objs: twoTrees().Obj(), at: 15 * time.Minute, wl: "ns/a2", want: parkedQuota, placd: time.Hour},
+		{name: "quota-parked ignores other trees", objs: twoTrees().Obj(), at: 15 * time.Minute, wl: "ns/a2", want: engine.ParkedQuota, placd: time.Hour},
 		// want: a2 wakes when a1 ends and starts then.
-		{name: "quota-parked wakes when its tree frees quota", objs: twoTrees().Obj(), at: time.Hour, wl: "ns/a2", want: notParked, placd: time.Hour},
+		{name: "quota-parked wakes when its tree frees quota", objs: twoTrees().Obj(), at: time.Hour, wl: "ns/a2", want: engine.NotParked, placd: time.Hour},
 		// want: in a StrictFIFO queue the follower f (1 GPU, would fit now) is parked
 		// behind the head big (8 GPUs; quota 8, r holds 4 until 30m); big runs 30m-1h30,
 		// using the whole quota, so f starts at 1h30.
-		{name: "StrictFIFO follower parks behind its head", at: 10 * time.Minute, wl: "ns/f", want: parkedHead, placd: 90 * time.Minute,
+		{name: "StrictFIFO follower parks behind its head", at: 10 * time.Minute, wl: "ns/f", want: engine.ParkedHead, placd: 90 * time.Minute,
 			objs: MakeWorld().Pool("h", 1, 8, api.CapacityOnDemand).Queue("cq", 8, "h").strict("cq").
 				Job("r", 1, 4, 0, 30*time.Minute, 0).Job("big", 1, 8, time.Minute, time.Hour, 0).Job("f", 1, 1, 2*time.Minute, time.Hour, 0).Obj()},
 	}
@@ -144,7 +145,7 @@ func TestParkAndWake(t *testing.T) {
 			if err := s.RunUntil(c.at); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.wls[c.wl].parked; got != c.want {
+			if got := s.sched.Parked(api.WorkloadID(c.wl)); got != c.want {
 				t.Errorf("at %s %s parked = %v, want %v", c.at, c.wl, got, c.want)
 			}
 			if err := s.Run(); err != nil {

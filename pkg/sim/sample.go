@@ -4,23 +4,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
-	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
-
-// protected says which admitted workloads admission may not choose as victims: those
-// that have not run their minimum runtime.
-func (s *Simulator) protected(id api.WorkloadID) bool {
-	st := s.wls[id]
-	return st != nil && st.w.MinRuntime > 0 && s.now-st.startedAt < st.w.MinRuntime
-}
-
-func (s *Simulator) cycleQuota() engine.Quota {
-	return engine.NewAdmissionQuota(s.quota.Clone(), s.protected)
-}
 
 // sample sends the current state to the observers (only when someone listens).
 func (s *Simulator) sample() {

@@ -60,11 +60,7 @@ func (b *world) Obj() *api.Objects { o := b.o; return &o }
 func runLog(t *testing.T, objs *api.Objects, seed int64) ([]EventRecord, []byte) {
 	t.Helper()
 	cfg := engine.Config{Preemption: true, Reservations: true, Grace: 2 * time.Minute}
-	placer, err := engine.NewQueuePlacer(engine.PlacerConfig{Flavors: objs.Flavors, ClusterQueues: objs.ClusterQueues, Seed: seed, Grace: cfg.Grace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(objs, Options{Seed: seed, Engine: cfg, Placer: placer})
+	s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: seed}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,7 +199,7 @@ func TestExplainReservedWorkloadHasETA(t *testing.T) {
 		Job("running", 1, 6, 0, time.Hour, 0).
 		Job("big", 1, 8, 10*time.Minute, 30*time.Minute, 0).Obj()
 	cfg := engine.Config{Preemption: true, Reservations: true, Grace: time.Minute}
-	s, err := New(objs, Options{Seed: 1, Engine: cfg, Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: objs.Flavors})})
+	s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

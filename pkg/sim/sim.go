@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/rand"
 	"sort"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
-	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // Epoch is the wall-clock time the simulation's t=0 maps to on the engine's clock. It is
@@ -20,29 +18,23 @@ func Epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // Options configure a simulation.
 type Options struct {
-	Seed int64
 	// Until stops the simulation at this time; 0 runs until no event is left.
 	Until time.Duration
-	// Engine is the scheduling policy; Placer the placement layer (engine.NewPlacer).
-	Engine engine.Config
-	Placer engine.Placer
+	// Policy is the scheduling policy (its Seed makes runs reproducible); the engine
+	// itself is built from the objects by engine.Build, as the controller builds it.
+	Policy engine.Policy
 	// Observers see every event record and state sample (KPIs, report, progress).
 	Observers []Observer
 	// MaxCyclesPerInstant guards against a cycle storm at one instant (0 = 64).
 	MaxCyclesPerInstant int
-	// RetryAll turns event-driven requeue off: every pending workload is handed to
-	// every cycle, as before parking existed. For comparisons and tests only.
-	RetryAll bool
 }
 
 // Simulator runs the engine over a modelled cluster. Not safe for concurrent use.
 type Simulator struct {
 	objs    *api.Objects
 	opts    Options
-	eng     *engine.Engine
-	rng     *rand.Rand
+	sched   *engine.Scheduler
 	now     time.Duration
-	cycle   int64
 	queue   eventQueue
 	snap    *cluster.Snapshot
 	specs   map[string]cluster.Node // every node ever known, by name (for recover/return)
@@ -52,35 +44,15 @@ type Simulator struct {
 	wls     map[api.WorkloadID]*wlState
 	order   []api.WorkloadID // workload IDs sorted, for deterministic iteration
 	live    []api.WorkloadID // submitted, unfinished workloads, sorted (live.go)
-	lqToCQ  map[string]string
 	cqs     map[string]*api.ClusterQueue
-	flavors map[string]api.ResourceFlavor
 	log     []EventRecord
 	dirty   bool
-	history []preemption
-	// roots maps a ClusterQueue to its cohort tree's root (requeue.go); lastCycleAt is
-	// when the last cycle ran (time-based wakes look at the span since).
-	roots       map[string]string
-	lastCycleAt time.Duration
-	// considered counts the pending workloads handed to cycles (requeue's effect).
-	considered int64
-}
-
-// preemption is one past preemption (for disruption budgets).
-type preemption struct {
-	victim api.WorkloadID
-	queue  string
-	at     time.Duration
-	milli  resources.MilliGPU
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.
 func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	if objs == nil {
 		return nil, fmt.Errorf("simulate: no objects")
-	}
-	if opts.Placer == nil {
-		return nil, fmt.Errorf("simulate: options.Placer must be set (engine.NewPlacer)")
 	}
 	if opts.Until < 0 {
 		return nil, fmt.Errorf("simulate: until %s: must not be negative", opts.Until)
@@ -89,14 +61,14 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	own := *objs
 	own.ClusterQueues = append([]api.ClusterQueue(nil), objs.ClusterQueues...)
 	objs = &own
-	eng, err := engine.New(opts.Engine, opts.Placer)
+	sched, err := engine.Build(objs, opts.Policy)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	s := &Simulator{
-		objs: objs, opts: opts, eng: eng, rng: rand.New(rand.NewSource(opts.Seed)),
+		objs: objs, opts: opts, sched: sched,
 		specs: map[string]cluster.Node{}, offline: map[string]string{}, cordon: map[string]bool{},
-		wls: map[api.WorkloadID]*wlState{}, lqToCQ: map[string]string{}, cqs: map[string]*api.ClusterQueue{},
+		wls: map[api.WorkloadID]*wlState{}, cqs: map[string]*api.ClusterQueue{},
 	}
 	if s.opts.MaxCyclesPerInstant <= 0 {
 		s.opts.MaxCyclesPerInstant = 64
@@ -110,7 +82,6 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	if err := s.buildWorkloads(); err != nil {
 		return nil, err
 	}
-	s.buildRoots()
 	s.scheduleClusterEvents()
 	return s, nil
 }
@@ -149,23 +120,13 @@ func (s *Simulator) buildWorkloads() error {
 		cq := &s.objs.ClusterQueues[i]
 		s.cqs[cq.Name] = cq
 	}
-	s.flavors = map[string]api.ResourceFlavor{}
-	for _, f := range s.objs.Flavors {
-		s.flavors[f.Name] = f
-	}
-	for _, lq := range s.objs.LocalQueues {
-		s.lqToCQ[lq.Namespace+"/"+lq.Name] = lq.ClusterQueue
-	}
 	for i := range s.objs.Workloads {
 		w := &s.objs.Workloads[i]
 		id := w.ID()
 		if _, dup := s.wls[id]; dup {
 			return fmt.Errorf("simulate: workload %s (%s): defined twice", id, w.Source)
 		}
-		st := &wlState{w: w, phase: plan.Pending, clusterQueue: s.lqToCQ[w.Namespace+"/"+w.Queue], gpuMilli: workloadMilli(w)}
-		if cq := s.cqs[st.clusterQueue]; cq != nil {
-			st.strategy = cq.QueueingStrategy
-		}
+		st := &wlState{w: w, phase: plan.Pending, clusterQueue: s.sched.Resolve(w).ClusterQueue, gpuMilli: workloadMilli(w)}
 		s.wls[id] = st
 		s.order = append(s.order, id)
 		s.queue.schedule(simEvent{at: w.Timing.SubmitAt, kind: kArrival, wl: id})

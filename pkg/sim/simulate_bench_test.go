@@ -21,14 +21,15 @@ func BenchmarkSimulate2000Jobs100Nodes(b *testing.B) {
 	cfg := engine.Config{Preemption: true, Reservations: true, Grace: 2 * time.Minute}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s, err := New(objs, Options{Seed: 1, Engine: cfg, Placer: engine.NewPlacer(engine.PlacerConfig{Flavors: objs.Flavors, Seed: 1})})
+		s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 1}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if err := s.Run(); err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(s.cycle), "cycles")          // a benchmark metric, not accounting
-		b.ReportMetric(float64(s.considered), "considered") // pending workloads handed to cycles
+		cycles, considered := s.sched.Stats()
+		b.ReportMetric(float64(cycles), "cycles")         // a benchmark metric, not accounting
+		b.ReportMetric(float64(considered), "considered") // pending workloads handed to cycles
 	}
 }

@@ -14,7 +14,6 @@ import (
 type wlState struct {
 	w            *api.Workload
 	clusterQueue string
-	strategy     api.QueueingStrategy
 	phase        plan.Phase
 	submitted    bool
 	queuedAt     time.Duration
@@ -31,17 +30,10 @@ type wlState struct {
 	pods         []cluster.PodRef
 	capacityType string
 	gpuMilli     resources.MilliGPU
-	// Explanations kept for explain and for de-duplicating rejected records.
-	lastRejection *plan.Rejection
-	reservation   *plan.Reservation
-	nominated     []api.WorkloadID // victims it waits for
-	preemptedBy   api.WorkloadID
-	// parked: inadmissible, left out of cycles until a relevant change (requeue.go).
-	parked      parkKind
-	preemptions int
-	firstStart  time.Duration
-	started     bool
-	finishedAt  time.Duration
+	preemptions  int
+	firstStart   time.Duration
+	started      bool
+	finishedAt   time.Duration
 }
 
 // progressAt is the work done by time t in the current run.

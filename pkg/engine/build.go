@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/placement"
+)
+
+// Policy is the scheduling policy a driver chooses; everything else the engine needs
+// comes from the loaded objects. The simulator, `explain`, every `bench` and the
+// controller build their scheduler with Build from a Policy, so none of them can leave
+// out a part of the engine another one has.
+type Policy struct {
+	Config
+	// Scorers rank nodes for ClusterQueues without a placement policy of their own;
+	// empty means placement's defaults.
+	Scorers []placement.WeightedScorer
+	// Seed seeds tie-breaking (the cycle's and placement's): same inputs and seed, same
+	// decisions.
+	Seed int64
+	// RetryAll hands every pending workload to every cycle instead of parking the
+	// inadmissible ones until a relevant change (same decisions, slower; comparisons).
+	RetryAll bool
+}
+
+// DefaultPolicy is what `gantry simulate` and `gantry controller` run unless told
+// otherwise: preemption and backfill reservations on, a two-minute notice.
+func DefaultPolicy() Policy {
+	return Policy{Config: Config{Preemption: true, Reservations: true, Grace: 2 * time.Minute}, Seed: 42}
+}
+
+// Build wires the scheduler from the loaded objects: the queue resolver (LocalQueues,
+// namespace selectors, stop policies), the placement layer with every ClusterQueue's
+// own scorers, preemption policy and disruption budget, the fragmentation scorer's
+// shape statistics, and the ResourceFlavors for flavor fallback.
+func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
+	if objs == nil {
+		return nil, fmt.Errorf("engine: no objects")
+	}
+	resolver, err := admission.NewResolver(objs)
+	if err != nil {
+		return nil, err
+	}
+	placer, err := NewQueuePlacer(PlacerConfig{Flavors: objs.Flavors, ClusterQueues: objs.ClusterQueues,
+		Shapes: ShapesOf(objs.Workloads), Scorers: pol.Scorers, Seed: pol.Seed, Grace: pol.Grace})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := New(pol.Config, placer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scheduler{eng: eng, resolver: resolver, flavors: map[string]api.ResourceFlavor{},
+		roots: cohortRoots(objs), wls: map[api.WorkloadID]*entry{}, retryAll: pol.RetryAll,
+		rng: rand.New(rand.NewSource(pol.Seed))}
+	for _, f := range objs.Flavors {
+		s.flavors[f.Name] = f
+	}
+	return s, nil
+}
+
+// ShapesOf feeds the fragmentation scorer with the pod shapes of the workloads given.
+func ShapesOf(wls []api.Workload) *placement.ShapeStats {
+	shapes := placement.NewShapeStats()
+	for _, w := range wls {
+		for _, ps := range w.PodSets {
+			shapes.Observe(ps.Requests)
+		}
+	}
+	return shapes
+}
+
+// cohortRoots resolves every ClusterQueue's cohort root once: quota freed anywhere in
+// a tree can be borrowed anywhere in it. A parent cycle stops at the repeat (the
+// loader rejects them).
+func cohortRoots(objs *api.Objects) map[string]string {
+	parent := make(map[string]string, len(objs.Cohorts))
+	for _, c := range objs.Cohorts {
+		parent[c.Name] = c.Parent
+	}
+	roots := make(map[string]string, len(objs.ClusterQueues))
+	for _, cq := range objs.ClusterQueues {
+		if cq.Cohort == "" {
+			roots[cq.Name] = "cq:" + cq.Name
+			continue
+		}
+		root, seen := cq.Cohort, map[string]bool{cq.Cohort: true}
+		for parent[root] != "" && !seen[parent[root]] {
+			root = parent[root]
+			seen[root] = true
+		}
+		roots[cq.Name] = "cohort:" + root
+	}
+	return roots
+}

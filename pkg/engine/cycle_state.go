@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// Cycle runs one scheduling cycle over the scheduler state and the driver's world. It
+// returns a nil-free plan; a cycle with nothing to decide returns an empty plan and
+// counts nothing (no polling).
+func (s *Scheduler) Cycle(w World) plan.Plan {
+	s.timedWakes(w)
+	in, queueRejects := s.input(w)
+	if len(in.Pending) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
+		return plan.Plan{Cycle: s.cycles, At: w.Now}
+	}
+	s.cycles++
+	s.lastCycleAt, s.cycled = w.Now, true
+	s.considered += int64(len(in.Pending))
+	in.Cycle = s.cycles
+	s.reservedBefore = s.reservedNow()
+	p := s.eng.Cycle(in)
+	p.Rejections = append(p.Rejections, queueRejects...)
+	return p
+}
+
+// input is the engine's view of the state now. Workloads whose queue does not resolve
+// or is held are not handed to the engine: their rejection is made here (queue layer).
+func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
+	in := Input{
+		Now: w.Now, Rand: s.rng, Cluster: w.Cluster, Running: w.Running, Flavors: s.flavors,
+		History:  s.history,
+		InFlight: map[api.WorkloadID]bool{}, Nominated: map[api.WorkloadID][]api.WorkloadID{},
+		PreemptedBy: map[api.WorkloadID]api.WorkloadID{}, Previous: map[api.WorkloadID]plan.Reservation{},
+	}
+	in.Quota = NewAdmissionQuota(w.Quota.Clone(), protectedBy(w))
+	for _, id := range w.InFlight {
+		in.InFlight[id] = true
+	}
+	var rejects []plan.Rejection
+	for _, id := range s.live {
+		e := s.wls[id]
+		switch e.phase {
+		case phasePending:
+			if e.park != NotParked && !s.retryAll {
+				break
+			}
+			if r, blocked := s.queueBlock(e); blocked {
+				rejects = append(rejects, r)
+				break
+			}
+			in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
+				QueuedAt: e.queuedAt, Runtime: e.runtime})
+			if e.reserved != nil {
+				in.Previous[id] = *e.reserved
+			}
+		case phaseLeaving:
+			in.InFlight[id] = true
+		case phaseRunning:
+			if why, ok := s.resolver.Draining(e.res.ClusterQueue, e.res.LocalQueue); ok {
+				if in.Draining == nil {
+					in.Draining = map[api.WorkloadID]string{}
+				}
+				in.Draining[id] = why
+			}
+		}
+		if len(e.nominated) > 0 {
+			in.Nominated[id] = e.nominated
+		}
+		if e.preemptedBy != "" {
+			in.PreemptedBy[id] = e.preemptedBy
+		}
+	}
+	return in, rejects
+}
+
+// queueBlock is the rejection of a pending workload that its queues stop before quota
+// is asked: no usable ClusterQueue, or a stop policy holding its queue.
+func (s *Scheduler) queueBlock(e *entry) (plan.Rejection, bool) {
+	r := plan.Rejection{Workload: e.w.ID(), ClusterQueue: e.res.ClusterQueue, Layer: plan.LayerAdmission}
+	if !e.res.OK() {
+		r.Reason, r.Details = string(e.res.Code), []string{e.res.Message}
+		return r, true
+	}
+	if why, held := s.resolver.Held(e.res.ClusterQueue, e.res.LocalQueue); held {
+		r.Reason, r.Details = string(admission.QueueHeld), []string{why}
+		return r, true
+	}
+	return r, false
+}
+
+// protectedBy names the running workloads admission must not choose as victims: those
+// within their minimum runtime.
+func protectedBy(w World) func(api.WorkloadID) bool {
+	var prot map[api.WorkloadID]bool
+	for _, r := range w.Running {
+		if r.MinRuntime > 0 && !r.StartedAt.IsZero() && w.Now.Sub(r.StartedAt) < r.MinRuntime {
+			if prot == nil {
+				prot = map[api.WorkloadID]bool{}
+			}
+			prot[r.ID] = true
+		}
+	}
+	if prot == nil {
+		return nil
+	}
+	return func(id api.WorkloadID) bool { return prot[id] }
+}
+
+// Committed takes back a plan the driver committed (applied: the admissions that
+// went through): rejections park until a relevant change, reservations are kept for the
+// next cycle (so an ETA cannot slip), and new running workloads wake what may preempt
+// them.
+func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) {
+	before := s.reservedBefore
+	s.reservedBefore = nil
+	for _, r := range p.Reservations {
+		if e := s.wls[r.Workload]; e != nil {
+			rr := r
+			e.reserved, e.last = &rr, nil
+		}
+	}
+	for _, r := range p.Rejections {
+		if e := s.wls[r.Workload]; e != nil {
+			rr := r
+			e.last, e.reserved = &rr, nil
+		}
+	}
+	s.park(p)
+	for id, b := range before {
+		if e := s.wls[id]; e == nil || e.reserved == nil || !sameReservation(b, *e.reserved) {
+			s.wakeForNodes()
+			break
+		}
+	}
+	var started []*entry
+	for _, id := range applied {
+		if e := s.wls[id]; e != nil {
+			started = append(started, e)
+		}
+	}
+	s.admittedWakes(started...)
+}
+
+// reservedNow is the reservations pending workloads hold, by workload.
+func (s *Scheduler) reservedNow() map[api.WorkloadID]plan.Reservation {
+	out := map[api.WorkloadID]plan.Reservation{}
+	for _, id := range s.live {
+		if e := s.wls[id]; e.phase == phasePending && e.reserved != nil {
+			out[id] = *e.reserved
+		}
+	}
+	return out
+}
+
+// History is the preemptions so far, for disruption budgets and reports.
+func (s *Scheduler) History() []placement.PreemptionRecord { return s.history }
+
+// sameReservation reports whether two reservations hold the same GPUs from the same
+// time (what later workloads of a cycle are steered around).
+func sameReservation(a, b plan.Reservation) bool {
+	if !a.ETA.Equal(b.ETA) || !slices.Equal(a.Nodes, b.Nodes) || len(a.Pods) != len(b.Pods) {
+		return false
+	}
+	for i := range a.Pods {
+		pa, pb := a.Pods[i], b.Pods[i]
+		if pa.Ref != pb.Ref || pa.Node != pb.Node || !slices.Equal(pa.Devices.IDs(), pb.Devices.IDs()) {
+			return false
+		}
+	}
+	return true
+}

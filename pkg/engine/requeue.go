@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// Park says why a pending workload is parked as inadmissible, and so which changes
+// can help it. Parked workloads are left out of the cycle's input until such a change
+// wakes them: a cycle never re-runs a failure that nothing has changed (no polling).
+type Park int
+
+const (
+	NotParked Park = iota
+	// ParkedQuota: admission refused it. Quota freed in its cohort tree or a quota
+	// change can help (not nodes: admission does not look at them).
+	ParkedQuota
+	// ParkedNodes: quota fits but the nodes do not (or reservations block it). Capacity
+	// freed anywhere, nodes added or returned, or a quota change (the fallback flavor
+	// may have been refused by quota) can help.
+	ParkedNodes
+	// ParkedHead: a StrictFIFO follower behind a parked head; it wakes with its queue.
+	ParkedHead
+	// ParkedQueue: its queue does not resolve or a stop policy holds it; only a change
+	// of the queue objects helps.
+	ParkedQueue
+)
+
+// String says what wakes a parked workload, for explain.
+func (k Park) String() string {
+	switch k {
+	case ParkedQuota:
+		return "quota is freed in its cohort tree or quotas change"
+	case ParkedNodes:
+		return "GPUs are freed, nodes are added or return, a reservation ends, or quotas change"
+	case ParkedHead:
+		return "the head of its StrictFIFO ClusterQueue is retried"
+	case ParkedQueue:
+		return "its LocalQueue, ClusterQueue or their stop policy change"
+	}
+	return "-"
+}
+
+// park records the plan's rejections as parked workloads. Rejections that a later cycle
+// must see again without any event stay active: NotTried (attempt cap), waiting for
+// noticed victims, and failed commits.
+//
+// When the cycle made reservations, placement rejections stay active too: the GPUs a
+// reservation holds are held only for workloads ordered after it, and the order moves
+// with every ClusterQueue's share (any admission or finish anywhere), as does who gets
+// one of the limited reservation slots. Parking them would change decisions.
+func (s *Scheduler) park(p plan.Plan) {
+	if s.retryAll {
+		return
+	}
+	holds := len(p.Reservations) > 0
+	// activeHead: StrictFIFO queues whose blocking head stays active (reserved, or a
+	// rejection that is not parked): their followers must stay active with it.
+	activeHead := map[string]bool{}
+	for _, r := range p.Reservations {
+		if e := s.wls[r.Workload]; e != nil {
+			activeHead[e.res.ClusterQueue] = true
+		}
+	}
+	for _, r := range p.Rejections {
+		e := s.wls[r.Workload]
+		if e == nil || e.phase != phasePending {
+			continue
+		}
+		k := parkFor(r)
+		if k == ParkedNodes && holds {
+			k = NotParked
+		}
+		if k != ParkedHead {
+			e.park = k
+			if k == NotParked {
+				activeHead[e.res.ClusterQueue] = true
+			}
+		}
+	}
+	for _, r := range p.Rejections {
+		if e := s.wls[r.Workload]; e != nil && e.phase == phasePending && parkFor(r) == ParkedHead && !activeHead[e.res.ClusterQueue] {
+			e.park = ParkedHead
+		}
+	}
+}
+
+// parkFor maps a rejection to what may help it.
+func parkFor(r plan.Rejection) Park {
+	switch r.Reason {
+	case ReasonNotTried, ReasonWaitingForPreemption, ReasonHeldForPreemptor, ReasonAdmitFailed:
+		return NotParked
+	case ReasonBlockedByHead:
+		return ParkedHead
+	case string(admission.QueueMissing), string(admission.ClusterQueueMissing), string(admission.NamespaceNotSelected), string(admission.QueueHeld):
+		return ParkedQueue
+	}
+	if r.Layer == plan.LayerAdmission {
+		return ParkedQuota
+	}
+	return ParkedNodes
+}
+
+// wake makes parked workloads that match pending again; StrictFIFO queues wake whole
+// (a head never runs without its followers behind it). It does not start a cycle: the
+// driver's next cycle sees them.
+func (s *Scheduler) wake(match func(e *entry) bool) {
+	var strict map[string]bool
+	for _, id := range s.live {
+		e := s.wls[id]
+		if e.park == NotParked || !match(e) {
+			continue
+		}
+		e.park = NotParked
+		if e.strategy == api.StrictFIFO {
+			if strict == nil {
+				strict = map[string]bool{}
+			}
+			strict[e.res.ClusterQueue] = true
+		}
+	}
+	if strict != nil {
+		s.wakeQueues(strict)
+	}
+}
+
+// wakeQueues wakes every parked workload of the named ClusterQueues.
+func (s *Scheduler) wakeQueues(cqs map[string]bool) {
+	for _, id := range s.live {
+		if e := s.wls[id]; e.park != NotParked && cqs[e.res.ClusterQueue] {
+			e.park = NotParked
+		}
+	}
+}
+
+// wakeAll wakes every parked workload (quota change, disruption budget window over).
+func (s *Scheduler) wakeAll() { s.wake(func(*entry) bool { return true }) }
+
+// wakeForNodes wakes the workloads the nodes refused: capacity came back.
+func (s *Scheduler) wakeForNodes() {
+	s.wake(func(e *entry) bool { return e.park == ParkedNodes })
+}
+
+// capacityFreed wakes what a workload leaving ClusterQueue cq may help: quota in its
+// cohort tree, and GPUs on its nodes.
+func (s *Scheduler) capacityFreed(cq string) {
+	root := s.rootOf(cq)
+	s.wake(func(e *entry) bool {
+		return e.park == ParkedNodes || (e.park == ParkedQuota && s.rootOf(e.res.ClusterQueue) == root)
+	})
+}
+
+// admittedWakes handles the one case where an admission helps others: with preemption
+// on, a newly running (or newly unprotected) workload is a new possible victim for
+// parked workloads of its cohort tree that may preempt it (by their queues' policies
+// and priorities). One pass over the workloads for all victims.
+func (s *Scheduler) admittedWakes(victims ...*entry) {
+	if !s.eng.cfg.Preemption || len(victims) == 0 {
+		return
+	}
+	s.wake(func(e *entry) bool {
+		if e.park == ParkedHead || e.park == ParkedQueue {
+			return false
+		}
+		root := s.rootOf(e.res.ClusterQueue)
+		for _, v := range victims {
+			if s.rootOf(v.res.ClusterQueue) == root && s.mayPreempt(e, v) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// mayPreempt is a conservative reading of the preemptor's ClusterQueue policy: could
+// it ever choose victim (true when unsure)?
+func (s *Scheduler) mayPreempt(pre, victim *entry) bool {
+	cq, ok := s.resolver.ClusterQueue(pre.res.ClusterQueue)
+	if !ok {
+		return false
+	}
+	pp, vp := pre.w.Priority, victim.w.Priority
+	if pre.res.ClusterQueue == victim.res.ClusterQueue {
+		switch cq.Preemption.WithinClusterQueue {
+		case api.PreemptLowerPriority:
+			return pp > vp
+		case api.PreemptLowerOrNewerEqualPriority:
+			return pp >= vp
+		case api.PreemptNever, "":
+			return false
+		}
+		return true
+	}
+	switch {
+	case cq.Preemption.ReclaimWithinCohort == api.PreemptAny:
+		return true
+	case cq.Preemption.ReclaimWithinCohort == api.PreemptLowerPriority:
+		return pp > vp
+	}
+	bwc := cq.Preemption.BorrowWithinCohort.Policy
+	return bwc != "" && bwc != api.PreemptNever && pp > vp
+}
+
+// rootOf is the root of ClusterQueue cq's cohort tree ("cq:" + its name when it has no
+// cohort): quota freed anywhere in a tree can be borrowed anywhere in it.
+func (s *Scheduler) rootOf(cq string) string {
+	if r, ok := s.roots[cq]; ok {
+		return r
+	}
+	return "cq:" + cq
+}
+
+// arrived handles a submission: in a StrictFIFO queue with a parked head the newcomer
+// may sort before it or must wait behind it, so the queue is woken and ordered again.
+func (s *Scheduler) arrived(e *entry) {
+	if e.strategy != api.StrictFIFO {
+		return
+	}
+	s.wakeQueues(map[string]bool{e.res.ClusterQueue: true})
+}
+
+// timedWakes handles what only time changes, with preemption on: a running workload
+// past its minimum runtime becomes a possible victim, and a preemption older than its
+// queue's disruption-budget window stops counting against the budget. Both are
+// checked for the span since the last cycle, so no timer events are needed.
+func (s *Scheduler) timedWakes(w World) {
+	if !s.eng.cfg.Preemption || !s.cycled {
+		return
+	}
+	// Inclusive at both ends: a wake at the boundary instant itself may come too early
+	// for the layer's own comparison, so the next cycle wakes again (waking is idempotent).
+	from, to := s.lastCycleAt, w.Now
+	within := func(t time.Time) bool { return !t.Before(from) && !t.After(to) }
+	var unprotected []*entry
+	for _, id := range s.live {
+		e := s.wls[id]
+		if e.phase == phaseRunning && e.w.MinRuntime > 0 && within(e.startedAt.Add(e.w.MinRuntime)) {
+			unprotected = append(unprotected, e)
+		}
+	}
+	s.admittedWakes(unprotected...)
+	for _, h := range s.history {
+		if cq, ok := s.resolver.ClusterQueue(h.Queue); ok && cq.DisruptionBudget.Window > 0 && within(h.At.Add(cq.DisruptionBudget.Window)) {
+			s.wakeAll()
+			return
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// Scheduler is the engine with the scheduler state both drivers keep between cycles:
+// every workload's queue, where it stands (pending, parked as inadmissible and why,
+// running, leaving), its reservation, the victims it waits for and the preemption
+// history. The simulator and the controller differ only in where the events that
+// update it come from and where its plans go.
+//
+// Drivers report what happened (Submit, Started, Noticed, Requeued, Finished,
+// NodesChanged, QueuesChanged) and ask for a plan (Cycle); after committing it they
+// hand it back (Committed) so rejections park and reservations are remembered. A
+// parked workload is not handed to a cycle until something that could change its
+// answer happens (requeue.go).
+type Scheduler struct {
+	eng      *Engine
+	resolver *admission.Resolver
+	flavors  map[string]api.ResourceFlavor
+	roots    map[string]string // ClusterQueue -> its cohort tree's root
+	wls      map[api.WorkloadID]*entry
+	live     []api.WorkloadID // known, unfinished workloads, sorted (deterministic walks)
+	history  []placement.PreemptionRecord
+	// lastCycleAt is when the last cycle ran (time-based wakes look at the span since).
+	lastCycleAt time.Time
+	cycled      bool
+	cycles      int64
+	considered  int64 // pending workloads handed to cycles (what parking saves)
+	retryAll    bool
+	rng         *rand.Rand
+	// reservedBefore are the reservations held when the last cycle ran: Committed
+	// compares them with the new ones (a reservation given up or moved frees GPUs).
+	reservedBefore map[api.WorkloadID]plan.Reservation
+}
+
+// phase is where a workload stands in the scheduler's eyes.
+type phase int
+
+const (
+	phasePending phase = iota
+	phaseRunning
+	phaseLeaving // noticed, not evicted yet
+)
+
+// entry is the scheduler's record of one workload.
+type entry struct {
+	w        *api.Workload
+	res      admission.Resolution
+	strategy api.QueueingStrategy
+	phase    phase
+	queuedAt time.Time
+	runtime  time.Duration // expected run time; 0 = unknown
+	// startedAt is when the current run started (minimum-runtime protection).
+	startedAt time.Time
+	park      Park
+	last      *plan.Rejection
+	reserved  *plan.Reservation
+	// nominated are the victims noticed for it since it last started; preemptedBy is
+	// the workload that last preempted it.
+	nominated   []api.WorkloadID
+	preemptedBy api.WorkloadID
+}
+
+// World is what a driver knows that the scheduler does not keep itself: the cluster as
+// bound now, the admitted quota usage, and the running workloads as placement sees
+// them (their checkpoints and expected ends move with time).
+type World struct {
+	Now     time.Time
+	Cluster *cluster.Snapshot
+	// Quota is the authoritative admitted usage; the cycle works on a clone.
+	Quota   *admission.Quota
+	Running []placement.Running
+	// InFlight are workloads leaving that the scheduler did not notice itself (an
+	// evicted workload whose pods are still terminating on a cluster).
+	InFlight []api.WorkloadID
+}
+
+// Submit adds a workload to its queue at the given time; runtime is its expected run
+// time (0 = unknown), used by backfill.
+func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration) error {
+	if w == nil {
+		return fmt.Errorf("engine: submit: nil workload")
+	}
+	id := w.ID()
+	if _, dup := s.wls[id]; dup {
+		return fmt.Errorf("engine: submit: workload %s is known already", id)
+	}
+	e := &entry{w: w, res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
+	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
+		e.strategy = cq.QueueingStrategy
+	}
+	s.wls[id] = e
+	s.addLive(id)
+	s.arrived(e)
+	return nil
+}
+
+// Resolution is where the workload's queue leads (its ClusterQueue, or why none).
+func (s *Scheduler) Resolution(id api.WorkloadID) (admission.Resolution, bool) {
+	e, ok := s.wls[id]
+	if !ok {
+		return admission.Resolution{}, false
+	}
+	return e.res, true
+}
+
+// Started records a committed admission: the workload runs from at. (The wakes a new
+// running workload causes happen in Committed, after the plan's rejections park.)
+func (s *Scheduler) Started(id api.WorkloadID, at time.Time) {
+	e := s.wls[id]
+	if e == nil {
+		return
+	}
+	e.phase, e.startedAt, e.park = phaseRunning, at, NotParked
+	e.last, e.reserved, e.nominated = nil, nil, nil
+}
+
+// Noticed records a preemption notice the driver applied: victim leaves for preemptor.
+func (s *Scheduler) Noticed(victim, preemptor api.WorkloadID, rec placement.PreemptionRecord) {
+	v := s.wls[victim]
+	if v == nil || v.phase != phaseRunning {
+		return
+	}
+	v.phase, v.preemptedBy = phaseLeaving, preemptor
+	if p := s.wls[preemptor]; p != nil {
+		p.nominated = append(p.nominated, victim)
+	}
+	s.history = append(s.history, rec)
+}
+
+// Requeued records that a running or leaving workload was evicted and queues again from
+// at with the given remaining runtime; what it held is free.
+func (s *Scheduler) Requeued(id api.WorkloadID, at time.Time, runtime time.Duration) {
+	e := s.wls[id]
+	if e == nil {
+		return
+	}
+	e.phase, e.queuedAt, e.runtime, e.park = phasePending, at, runtime, NotParked
+	s.capacityFreed(e.res.ClusterQueue)
+}
+
+// Finished forgets a workload that completed or was deleted; what it held is free.
+func (s *Scheduler) Finished(id api.WorkloadID) {
+	e := s.wls[id]
+	if e == nil {
+		return
+	}
+	delete(s.wls, id)
+	s.dropLive(id)
+	s.capacityFreed(e.res.ClusterQueue)
+}
+
+// NodesChanged wakes what capacity returning can help: nodes were added or came back.
+func (s *Scheduler) NodesChanged() { s.wakeForNodes() }
+
+// QuotaChanged wakes every parked workload: a ClusterQueue's quota changed.
+func (s *Scheduler) QuotaChanged() { s.wakeAll() }
+
+// Reservation is the workload's current reservation, if it holds one.
+func (s *Scheduler) Reservation(id api.WorkloadID) (plan.Reservation, bool) {
+	if e := s.wls[id]; e != nil && e.reserved != nil {
+		return *e.reserved, true
+	}
+	return plan.Reservation{}, false
+}
+
+// LastRejection is why the workload was last not admitted, while it is pending.
+func (s *Scheduler) LastRejection(id api.WorkloadID) (plan.Rejection, bool) {
+	if e := s.wls[id]; e != nil && e.last != nil && e.phase == phasePending {
+		return *e.last, true
+	}
+	return plan.Rejection{}, false
+}
+
+// Nominated are the victims the workload waits for (noticed since it last started).
+func (s *Scheduler) Nominated(id api.WorkloadID) []api.WorkloadID {
+	if e := s.wls[id]; e != nil {
+		return e.nominated
+	}
+	return nil
+}
+
+// Parked says why a pending workload is parked as inadmissible (NotParked when it is
+// tried in the next cycle); Park.String says what change retries it.
+func (s *Scheduler) Parked(id api.WorkloadID) Park {
+	if e := s.wls[id]; e != nil && e.phase == phasePending {
+		return e.park
+	}
+	return NotParked
+}
+
+// Resolve says where w's queue leads without submitting it.
+func (s *Scheduler) Resolve(w *api.Workload) admission.Resolution { return s.resolver.Resolve(w) }
+
+// RootOf is the root of ClusterQueue cq's cohort tree: quota freed anywhere in a tree
+// can be borrowed anywhere in it.
+func (s *Scheduler) RootOf(cq string) string { return s.rootOf(cq) }
+
+// Stats are counters for benchmarks: cycles run and pending workloads handed to them.
+func (s *Scheduler) Stats() (cycles, considered int64) { return s.cycles, s.considered }
+
+// addLive inserts an ID into the sorted live list.
+func (s *Scheduler) addLive(id api.WorkloadID) {
+	i := sort.Search(len(s.live), func(i int) bool { return s.live[i] >= id })
+	if i < len(s.live) && s.live[i] == id {
+		return
+	}
+	s.live = append(s.live, "")
+	copy(s.live[i+1:], s.live[i:])
+	s.live[i] = id
+}
+
+func (s *Scheduler) dropLive(id api.WorkloadID) {
+	i := sort.Search(len(s.live), func(i int) bool { return s.live[i] >= id })
+	if i < len(s.live) && s.live[i] == id {
+		s.live = append(s.live[:i], s.live[i+1:]...)
+	}
+}
