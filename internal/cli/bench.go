@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/bench"
 	"github.com/gantry-sched/gantry/pkg/sim"
+	"github.com/gantry-sched/gantry/pkg/sim/report"
+	"github.com/gantry-sched/gantry/pkg/sim/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +51,7 @@ func newBenchFragCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.nodes, "nodes", "", "openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
 	cmd.Flags().StringVar(&f.pods, "pods", "", "openb pod list CSV")
-	cmd.Flags().StringSliceVar(&f.policies, "policy", sim.FragPolicies(), "placement policies to compare")
+	cmd.Flags().StringSliceVar(&f.policies, "policy", bench.FragPolicies(), "placement policies to compare")
 	cmd.Flags().StringVar(&f.seeds, "seeds", "42-51", "seeds: N, N-M or a comma list")
 	cmd.Flags().Int64Var(&f.inflate, "inflate", 130, "arriving GPU demand in percent of cluster GPUs")
 	cmd.Flags().StringVar(&f.csvOut, "csv", "", "write every run's curve to this CSV file")
@@ -72,17 +75,17 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	known := map[string]bool{}
-	for _, p := range sim.FragPolicies() {
+	for _, p := range bench.FragPolicies() {
 		known[p] = true
 	}
-	var runs []sim.FragRun
+	var runs []bench.FragRun
 	for _, name := range f.policies {
 		if !known[name] {
-			return fmt.Errorf("--policy %q: want one of %s", name, strings.Join(sim.FragPolicies(), ", "))
+			return fmt.Errorf("--policy %q: want one of %s", name, strings.Join(bench.FragPolicies(), ", "))
 		}
 		start := time.Now()
 		for _, seed := range seeds {
-			r, err := sim.RunFragOnce(cfg, sim.PlacementPolicy(name), seed)
+			r, err := bench.RunFragOnce(cfg, bench.PlacementPolicy(name), seed)
 			if err != nil {
 				return err
 			}
@@ -93,44 +96,44 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 			time.Since(start).Round(time.Millisecond), (time.Since(start) / time.Duration(len(seeds))).Round(time.Millisecond))
 	}
 	if f.csvOut != "" {
-		if err := writeFile(f.csvOut, func(w io.Writer) error { return sim.WriteFragCSV(w, runs) }); err != nil {
+		if err := writeFile(f.csvOut, func(w io.Writer) error { return bench.WriteFragCSV(w, runs) }); err != nil {
 			return err
 		}
 	}
-	sums := sim.SummariseFrag(runs, f.inflate*10)
+	sums := bench.SummariseFrag(runs, f.inflate*10)
 	if f.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sums)
 	}
 	fmt.Fprintf(stdout, "share of arrived GPU demand left unallocated (mean ± std over %d seeds; %d nodes, %s GPUs, %d pods in the list)\n",
-		len(seeds), len(cfg.Nodes), sim.FormatMilli(sim.ClusterGPUs(cfg.Nodes)), len(cfg.Pods))
-	return sim.WriteFragText(stdout, sums)
+		len(seeds), len(cfg.Nodes), report.FormatMilli(trace.ClusterGPUs(cfg.Nodes)), len(cfg.Pods))
+	return bench.WriteFragText(stdout, sums)
 }
 
 // loadFragConfig reads the node and pod lists.
-func loadFragConfig(f *benchFragFlags) (sim.FragConfig, error) {
+func loadFragConfig(f *benchFragFlags) (bench.FragConfig, error) {
 	nf, err := os.Open(f.nodes)
 	if err != nil {
-		return sim.FragConfig{}, fmt.Errorf("--nodes: %w", err)
+		return bench.FragConfig{}, fmt.Errorf("--nodes: %w", err)
 	}
 	defer nf.Close()
-	nodes, err := sim.ReadOpenBNodes(nf, f.nodes)
+	nodes, err := trace.ReadOpenBNodes(nf, f.nodes)
 	if err != nil {
-		return sim.FragConfig{}, err
+		return bench.FragConfig{}, err
 	}
 	pf, err := os.Open(f.pods)
 	if err != nil {
-		return sim.FragConfig{}, fmt.Errorf("--pods: %w", err)
+		return bench.FragConfig{}, fmt.Errorf("--pods: %w", err)
 	}
 	defer pf.Close()
-	pods, err := sim.ReadOpenBPods(pf, f.pods)
+	pods, err := trace.ReadOpenBPods(pf, f.pods)
 	if err != nil {
-		return sim.FragConfig{}, err
+		return bench.FragConfig{}, err
 	}
-	cfg := sim.FragConfig{Nodes: sim.OpenBNodePools(nodes, f.nodes, sim.OpenBOptions{}), InflatePercent: f.inflate, CurveStepPermille: 10}
+	cfg := bench.FragConfig{Nodes: trace.OpenBNodePools(nodes, f.nodes, trace.OpenBOptions{}), InflatePercent: f.inflate, CurveStepPermille: 10}
 	for _, p := range pods {
-		cfg.Pods = append(cfg.Pods, sim.FragPodOf(p))
+		cfg.Pods = append(cfg.Pods, bench.FragPodOf(p))
 	}
 	return cfg, nil
 }
@@ -181,7 +184,7 @@ func newBenchJCTCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.trace, "trace", "", "philly:FILE (philly.csv)")
 	cmd.Flags().StringVar(&f.vc, "vc", "", "virtual cluster node shares (philly_vc.csv)")
-	cmd.Flags().StringSliceVar(&f.policies, "policy", sim.JCTPolicies(), "queueing policies: fifo, gantry, sjf")
+	cmd.Flags().StringSliceVar(&f.policies, "policy", bench.JCTPolicies(), "queueing policies: fifo, gantry, sjf")
 	cmd.Flags().StringVar(&f.from, "from", "2017-10-01", "first submission day (UTC, inclusive)")
 	cmd.Flags().StringVar(&f.to, "to", "2017-11-30", "last submission day (UTC, inclusive)")
 	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed")
@@ -202,10 +205,10 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "bench jct: %d jobs from %s to %s on %d GPUs%s\n", len(objs.Workloads), f.from, f.to,
 		objs.NodePools[0].Count*objs.NodePools[0].GPUsPerNode, skippedNote(imp.Skipped))
-	var results []sim.JCTResult
+	var results []bench.JCTResult
 	for _, p := range f.policies {
 		start := time.Now()
-		r, err := sim.RunJCT(objs, p, f.seed, 0)
+		r, err := bench.RunJCT(objs, p, f.seed, 0)
 		if err != nil {
 			return err
 		}
@@ -215,7 +218,7 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 	if f.reportHTML != "" && len(results) > 0 {
 		last := results[len(results)-1]
 		if err := writeFile(f.reportHTML, func(w io.Writer) error {
-			return sim.WriteHTML(w, last.Report, "gantry bench jct: "+last.Policy)
+			return report.WriteHTML(w, last.Report, "gantry bench jct: "+last.Policy)
 		}); err != nil {
 			return err
 		}
@@ -235,7 +238,7 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 }
 
 // loadPhilly reads the trace and VC files and imports the chosen window.
-func loadPhilly(f *benchJCTFlags) (*api.Objects, *sim.PhillyImport, error) {
+func loadPhilly(f *benchJCTFlags) (*api.Objects, *trace.PhillyImport, error) {
 	format, file, ok := strings.Cut(f.trace, ":")
 	if !ok || format != "philly" {
 		return nil, nil, fmt.Errorf("--trace %q: want philly:FILE", f.trace)
@@ -256,7 +259,7 @@ func loadPhilly(f *benchJCTFlags) (*api.Objects, *sim.PhillyImport, error) {
 		return nil, nil, fmt.Errorf("--trace: %w", err)
 	}
 	defer jf.Close()
-	jobs, err := sim.ReadPhillyJobs(jf, file)
+	jobs, err := trace.ReadPhillyJobs(jf, file)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,12 +268,12 @@ func loadPhilly(f *benchJCTFlags) (*api.Objects, *sim.PhillyImport, error) {
 		return nil, nil, fmt.Errorf("--vc: %w", err)
 	}
 	defer vf.Close()
-	vcs, err := sim.ReadPhillyVCs(vf, f.vc)
+	vcs, err := trace.ReadPhillyVCs(vf, f.vc)
 	if err != nil {
 		return nil, nil, err
 	}
 	// --to is inclusive: keep jobs submitted before the next midnight.
-	imp, err := sim.ImportPhilly(jobs, vcs, sim.PhillyOptions{From: from, To: to.AddDate(0, 0, 1), File: file, NodePercent: f.scale})
+	imp, err := trace.ImportPhilly(jobs, vcs, trace.PhillyOptions{From: from, To: to.AddDate(0, 0, 1), File: file, NodePercent: f.scale})
 	if err != nil {
 		return nil, nil, err
 	}

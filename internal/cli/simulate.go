@@ -13,6 +13,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/manifest"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/sim"
+	"github.com/gantry-sched/gantry/pkg/sim/report"
 	"github.com/spf13/cobra"
 )
 
@@ -109,25 +110,25 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 
 func newSimulateCommand() *cobra.Command {
 	var f simFlags
-	var output, events, report string
+	var output, events, reportPath string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH...",
 		Short: "Replay workloads on a modelled cluster with the production engine and print KPIs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSimulate(cmd, &f, output, events, report)
+			return runSimulate(cmd, &f, output, events, reportPath)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
 	cmd.Flags().StringVar(&events, "events", "", "write the event log to FILE, one JSON object per line")
-	cmd.Flags().StringVar(&report, "report", "", "write a self-contained HTML report to FILE.html")
+	cmd.Flags().StringVar(&reportPath, "report", "", "write a self-contained HTML report to FILE.html")
 	return cmd
 }
 
 // runSimulate loads the inputs, runs the simulation with the KPI collector (plus the
 // event log and progress bar when asked) and prints or writes the results.
-func runSimulate(cmd *cobra.Command, f *simFlags, output, events, report string) error {
+func runSimulate(cmd *cobra.Command, f *simFlags, output, events, reportPath string) error {
 	if output != "table" && output != "json" {
 		return fmt.Errorf("--output %q: want table or json", output)
 	}
@@ -135,7 +136,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, report string)
 	if err != nil {
 		return err
 	}
-	kpis := sim.NewKPICollector(sim.KPIOptions{Shapes: sim.ShapesOf(objs.Workloads)})
+	kpis := report.NewKPICollector(report.KPIOptions{Shapes: report.ShapesOf(objs.Workloads)})
 	opts.Observers = append(opts.Observers, kpis)
 	var log *eventWriter
 	if events != "" {
@@ -163,8 +164,8 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, report string)
 		}
 	}
 	rep := kpis.Report(sim.Seconds(s.Now()))
-	if report != "" {
-		if err := writeReport(report, rep, f.files); err != nil {
+	if reportPath != "" {
+		if err := writeReport(reportPath, rep, f.files); err != nil {
 			return err
 		}
 	}
@@ -212,12 +213,12 @@ func (w *eventWriter) close() error {
 }
 
 // writeReport writes the HTML report to path.
-func writeReport(path string, rep sim.Report, inputs []string) error {
+func writeReport(path string, rep report.Report, inputs []string) error {
 	out, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
-	werr := sim.WriteHTML(out, rep, "Gantry simulation of "+strings.Join(inputs, ", "))
+	werr := report.WriteHTML(out, rep, "Gantry simulation of "+strings.Join(inputs, ", "))
 	if cerr := out.Close(); werr == nil {
 		werr = cerr
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
-	"github.com/gantry-sched/gantry/pkg/sim"
+	"github.com/gantry-sched/gantry/pkg/sim/trace"
 )
 
 // traceFormats is the --trace help text: the formats simulate and explain replay.
@@ -32,7 +32,7 @@ func loadTrace(spec string) (*api.Objects, []string, error) {
 		}
 		var ws []api.Workload
 		err := withFile(spec, files[0], func(r io.Reader) (err error) {
-			ws, err = sim.ReadGenericWorkloads(r, files[0])
+			ws, err = trace.ReadGenericWorkloads(r, files[0])
 			return err
 		})
 		return &api.Objects{Workloads: ws}, nil, err
@@ -65,28 +65,28 @@ func loadOpenBTrace(spec, nodesFile, podsFile string) (*api.Objects, []string, e
 		return nil, nil, fmt.Errorf("--trace %q: pods: %w", spec, err)
 	}
 	defer pods.Close()
-	objs, err := sim.ImportOpenB(nodes, nodesFile, pods, podsFile, sim.OpenBOptions{})
+	objs, err := trace.ImportOpenB(nodes, nodesFile, pods, podsFile, trace.OpenBOptions{})
 	return objs, nil, err
 }
 
 func loadPhillyTrace(spec, jobsFile, vcFile string) (*api.Objects, []string, error) {
-	var jobs []sim.PhillyJob
-	var vcs []sim.PhillyVC
+	var jobs []trace.PhillyJob
+	var vcs []trace.PhillyVC
 	err := withFile(spec, jobsFile, func(r io.Reader) (err error) {
-		jobs, err = sim.ReadPhillyJobs(r, jobsFile)
+		jobs, err = trace.ReadPhillyJobs(r, jobsFile)
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	err = withFile(spec, vcFile, func(r io.Reader) (err error) {
-		vcs, err = sim.ReadPhillyVCs(r, vcFile)
+		vcs, err = trace.ReadPhillyVCs(r, vcFile)
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	imp, err := sim.ImportPhilly(jobs, vcs, sim.PhillyOptions{File: jobsFile})
+	imp, err := trace.ImportPhilly(jobs, vcs, trace.PhillyOptions{File: jobsFile})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trace %q: %w", spec, err)
 	}

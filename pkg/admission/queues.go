@@ -111,12 +111,12 @@ type cqQueue struct {
 // Queues holds every pending workload: LocalQueue → ClusterQueue resolution, namespace
 // selectors, stop policies, ordering and the inadmissible sets.
 type Queues struct {
-	s          *structure
-	cqs        map[string]*cqQueue
-	cqOrder    []*cqQueue                 // sorted by name
-	lqs        map[string]*api.LocalQueue // "namespace/name"
-	res        *Resolver
-	pending    map[api.WorkloadID]*entry
+	s       *structure
+	cqs     map[string]*cqQueue
+	cqOrder []*cqQueue                 // sorted by name
+	lqs     map[string]*api.LocalQueue // "namespace/name"
+	res     *Resolver
+	pending map[api.WorkloadID]*entry
 	// parked holds workloads that cannot enter a ClusterQueue (missing queue, namespace
 	// not selected), with their reason; they are retried by Requeue(QuotaChanged).
 	parked map[api.WorkloadID]*entry

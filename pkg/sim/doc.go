@@ -3,11 +3,14 @@
 // checkpoint-every) and cluster events (node add/remove/fail/recover, spot interruptions
 // with notice, MIG re-layout, quota changes), and writes a deterministic event log.
 //
-// The simulator core (this file's siblings: sim.go, queue.go, model.go, committer.go,
-// events.go, clusterevents.go) owns the event loop, the model of running workloads and
-// their progress/lost work, and the event log. Trace importers, KPIs, the HTML report and
-// the bench experiments (trace*.go, kpi*.go, report*.go, bench*.go) build on the
-// EventRecord and Observer types defined in events.go.
+// This package is the event loop and nothing else: sim.go, cycle.go, queue.go,
+// workload.go, committer.go, handle.go, live.go, requeue.go (the loop, the model of
+// running workloads and their progress/lost work, parking), events.go and
+// clusterevents.go (the event log and cluster events), sample.go (state samples for
+// observers) and explain*.go. What builds on the loop lives in subpackages that import
+// it, never the other way: pkg/sim/trace (trace importers), pkg/sim/report (KPIs and the
+// text/HTML report, as an Observer of EventRecord and ClusterState), and pkg/bench (the
+// experiments).
 //
 // Everything is deterministic for a seed: time advances only through the event queue
 // (ordered by time, then insertion sequence) and randomness comes from one seeded

@@ -1,13 +1,12 @@
-package sim
+package report
 
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // WriteText renders the report as plain-text tables: one row per queue and the overall
@@ -19,14 +18,14 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, q := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n",
 			q.Name, q.Submitted, q.Placed, q.Finished, q.StillPending,
-			FormatDuration(q.Wait.P50), FormatDuration(q.Wait.P95), FormatDuration(q.Wait.P99),
-			FormatDuration(q.JCT.Mean), FormatDuration(q.JCT.P95),
+			sim.FormatDuration(q.Wait.P50), sim.FormatDuration(q.Wait.P95), sim.FormatDuration(q.Wait.P99),
+			sim.FormatDuration(q.JCT.Mean), sim.FormatDuration(q.JCT.P95),
 			q.Preempted+q.Interrupted, q.Evicted, FormatGPUHours(q.LostGPUMilliSeconds))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nsimulated %s .. %s\n", FormatDuration(r.Start), FormatDuration(r.End))
+	fmt.Fprintf(w, "\nsimulated %s .. %s\n", sim.FormatDuration(r.Start), sim.FormatDuration(r.End))
 	for _, a := range r.Allocation {
 		fmt.Fprintf(w, "GPU allocation %-28s mean %s\n", a.Key, FormatPermille(a.MeanPermille))
 	}
@@ -43,21 +42,6 @@ func (r Report) WriteText(w io.Writer) error {
 		return tw.Flush()
 	}
 	return nil
-}
-
-// FormatDuration renders seconds compactly ("45s", "12m30s", "3h05m", "2d04h").
-func FormatDuration(s Seconds) string {
-	d := s.Duration().Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
-	default:
-		return fmt.Sprintf("%dd%02dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
-	}
 }
 
 // FormatPermille renders thousandths as a percentage with one decimal ("73.4%").

@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"cmp"
@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // Report closes the run at end (the simulated time the run stopped) and returns the KPIs.
 // The collector can keep observing afterwards; Report does not change its state.
-func (c *KPICollector) Report(end Seconds) Report {
-	r := Report{Start: Seconds(c.start), End: end}
+func (c *KPICollector) Report(end sim.Seconds) Report {
+	r := Report{Start: sim.Seconds(c.start), End: end}
 	c.queueReports(&r)
 	span := (end.Duration() - c.start).Milliseconds()
 	tail := int64(0)
@@ -22,7 +23,7 @@ func (c *KPICollector) Report(end Seconds) Report {
 		a := c.alloc[k]
 		allocMs := a.allocMs + int64(a.lastValue.Allocated)*tail
 		capMs := a.capMs + int64(a.lastValue.Capacity)*tail
-		r.Allocation = append(r.Allocation, AllocationSeries{Key: k, MeanPermille: permille(allocMs, capMs), Points: slices.Clone(a.points)})
+		r.Allocation = append(r.Allocation, AllocationSeries{Key: k, MeanPermille: Permille(allocMs, capMs), Points: slices.Clone(a.points)})
 	}
 	r.Capacity = slices.Clone(c.capacity)
 	if span > 0 && c.capAcc.has {
@@ -41,7 +42,7 @@ func (c *KPICollector) Report(end Seconds) Report {
 			u.MeanUsed = resources.MilliGPU((q.usedMs + int64(q.last.Used)*tail) / span)
 			u.MeanBorrowed = resources.MilliGPU((q.borrowedMs + int64(q.last.Borrowed)*tail) / span)
 		}
-		u.UtilisationPermille = permille(int64(u.MeanUsed), int64(u.Nominal))
+		u.UtilisationPermille = Permille(int64(u.MeanUsed), int64(u.Nominal))
 		r.QuotaUse = append(r.QuotaUse, u)
 	}
 	r.Heatmaps = c.reportHeatmaps(end)
@@ -96,7 +97,7 @@ func (c *KPICollector) queueReports(r *Report) {
 
 // reportHeatmaps returns the chosen heat maps (those at or after the last sample come from
 // it), or the peak and end maps when no times were chosen.
-func (c *KPICollector) reportHeatmaps(end Seconds) []Heatmap {
+func (c *KPICollector) reportHeatmaps(end sim.Seconds) []Heatmap {
 	if !c.started {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -273,7 +274,7 @@ func OpenBWorkload(p OpenBPod, file string) api.Workload {
 	if p.HasTimes {
 		w.Timing.SubmitAt = p.Creation
 		// Created orders equal-priority workloads (FIFO); the simulator's clock starts at Epoch.
-		w.Created = Epoch().Add(p.Creation)
+		w.Created = sim.Epoch().Add(p.Creation)
 		if p.Ran && p.Deletion > p.Scheduled {
 			w.Timing.Duration = p.Deletion - p.Scheduled
 		}

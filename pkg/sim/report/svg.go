@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // Inline SVG charts for the HTML report. Coordinates are integer pixels computed with
@@ -192,7 +193,7 @@ func barChart(b *strings.Builder, id, title string, names []string, groups []bar
 // heatmapChart draws one node × GPU heat map: a column per node, a row per GPU index,
 // shaded by allocation (white free, dark blue full, grey for a node that is down).
 func heatmapChart(b *strings.Builder, id string, h Heatmap) {
-	svgOpen(b, id, "Node × GPU allocation at "+FormatDuration(h.T))
+	svgOpen(b, id, "Node × GPU allocation at "+sim.FormatDuration(h.T))
 	rows := 1
 	for _, r := range h.Rows {
 		rows = max(rows, len(r.GPUs))

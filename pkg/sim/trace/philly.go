@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // Names Gantry gives the objects it makes from a Philly trace.
@@ -237,7 +238,7 @@ func phillyWorkload(j PhillyJob, start time.Time, o PhillyOptions) api.Workload 
 	return api.Workload{
 		Meta: api.Meta{
 			Name: name, Namespace: PhillyNamespace,
-			Created: Epoch().Add(j.Submit.Sub(start)), Source: api.Source{File: o.File, Line: j.Line},
+			Created: sim.Epoch().Add(j.Submit.Sub(start)), Source: api.Source{File: o.File, Line: j.Line},
 		},
 		Owner: api.OwnerRef{APIVersion: "batch/v1", Kind: "Job", Name: name},
 		Queue: j.VC,

@@ -1,4 +1,4 @@
-package sim
+package bench
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim/trace"
 	"pgregory.net/rapid"
 )
 
@@ -26,7 +27,7 @@ func (c *capPolicy) Place(p FragPod) (bool, error) {
 }
 
 func capFactory(nodes []api.NodePool, _ []FragPod, _ *rand.Rand) (PodPolicy, error) {
-	return &capPolicy{free: ClusterGPUs(nodes)}, nil
+	return &capPolicy{free: trace.ClusterGPUs(nodes)}, nil
 }
 
 func fragPods(milli ...resources.MilliGPU) []FragPod {
@@ -103,6 +104,9 @@ func TestFragSequenceProperty(t *testing.T) {
 	})
 }
 
+// tracesDir is the shared sample data (see /work/shared/traces/README.md).
+const tracesDir = "../../../shared/traces"
+
 // smallOpenB is a slice of the openb trace when present, else an inline cluster of the
 // same kinds of nodes and pods.
 func smallOpenB(t testing.TB) ([]api.NodePool, []FragPod) {
@@ -119,11 +123,11 @@ func smallOpenB(t testing.TB) ([]api.NodePool, []FragPod) {
 	} else {
 		t.Logf("openb trace not present at %s (%v): using an inline sample", dir, err)
 	}
-	nodes, err := ReadOpenBNodes(strings.NewReader(nodesCSV), "nodes.csv")
+	nodes, err := trace.ReadOpenBNodes(strings.NewReader(nodesCSV), "nodes.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods, err := ReadOpenBPods(strings.NewReader(podsCSV), "pods.csv")
+	pods, err := trace.ReadOpenBPods(strings.NewReader(podsCSV), "pods.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +135,7 @@ func smallOpenB(t testing.TB) ([]api.NodePool, []FragPod) {
 	for _, p := range pods {
 		fp = append(fp, FragPodOf(p))
 	}
-	return OpenBNodePools(nodes, "nodes.csv", OpenBOptions{}), fp
+	return trace.OpenBNodePools(nodes, "nodes.csv", trace.OpenBOptions{}), fp
 }
 
 func TestBenchFragDeterministic(t *testing.T) {
@@ -150,7 +154,7 @@ func TestBenchFragDeterministic(t *testing.T) {
 			t.Errorf("%s: two runs with seed 42 differ", name)
 		}
 		end := a.At(1300)
-		if a.Placed == 0 || end.Allocated > end.Arrived || end.Arrived < ClusterGPUs(nodes)*13/10 {
+		if a.Placed == 0 || end.Allocated > end.Arrived || end.Arrived < trace.ClusterGPUs(nodes)*13/10 {
 			t.Errorf("%s: run = placed %d, end point %+v", name, a.Placed, end)
 		}
 	}

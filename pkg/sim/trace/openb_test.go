@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 )
 
 // tracesDir is the shared sample data (see /work/shared/traces/README.md).
-const tracesDir = "../../../shared/traces"
+const tracesDir = "../../../../shared/traces"
 
 // wantTraceError checks that err is a TraceErrors whose first entry is at line:col and
 // mentions substr.

@@ -1,4 +1,4 @@
-package sim
+package bench
 
 import (
 	"fmt"
@@ -6,23 +6,25 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim/report"
+	"github.com/gantry-sched/gantry/pkg/sim/trace"
 )
 
 // FragPod is one arriving pod of the fragmentation experiment.
 type FragPod struct {
 	Name string
 	// Requests are the pod's requests as the trace gives them (cpu, memory, and
-	// nvidia.com/gpu or gantry.dev/gpu-milli), see OpenBWorkload.
+	// nvidia.com/gpu or gantry.dev/gpu-milli), see trace.OpenBWorkload.
 	Requests resources.Vector
-	// Models are the allowed trace GPU model codes (LabelTraceGPUModel); empty = any.
+	// Models are the allowed trace GPU model codes (trace.LabelTraceGPUModel); empty = any.
 	Models []string
 	// GPU is the request in the common unit, the experiment's measure.
 	GPU resources.MilliGPU
 }
 
 // FragPodOf converts an openb pod.
-func FragPodOf(p OpenBPod) FragPod {
-	w := OpenBWorkload(p, "")
+func FragPodOf(p trace.OpenBPod) FragPod {
+	w := trace.OpenBWorkload(p, "")
 	return FragPod{Name: p.Name, Requests: w.PodSets[0].Requests, Models: p.GPUSpec, GPU: p.GPURequest()}
 }
 
@@ -90,15 +92,6 @@ func (r FragRun) At(permilleOfCapacity int64) FragPoint {
 	return r.Curve[len(r.Curve)-1]
 }
 
-// ClusterGPUs is the GPU capacity of the node pools in the common unit.
-func ClusterGPUs(nodes []api.NodePool) resources.MilliGPU {
-	var total resources.MilliGPU
-	for _, p := range nodes {
-		total += resources.MilliGPU(int64(p.Count)*int64(p.GPUsPerNode)) * resources.MilliPerGPU
-	}
-	return total
-}
-
 // FragSequence is the arrival order of one run: the pods shuffled with rng, then pods
 // sampled with replacement until the GPU demand reaches inflatePercent of capacity,
 // cut at the first pod that reaches it.
@@ -135,7 +128,7 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 	if cfg.InflatePercent <= 0 || cfg.CurveStepPermille <= 0 {
 		return FragRun{}, fmt.Errorf("bench frag: inflate percent (%d) and curve step (%d‰) must be positive", cfg.InflatePercent, cfg.CurveStepPermille)
 	}
-	capacity := ClusterGPUs(cfg.Nodes)
+	capacity := trace.ClusterGPUs(cfg.Nodes)
 	if capacity == 0 {
 		return FragRun{}, fmt.Errorf("bench frag: the node list has no GPUs")
 	}
@@ -167,7 +160,7 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 			next += cfg.CurveStepPermille
 		}
 	}
-	if last := permille(int64(arrived), int64(capacity)); len(run.Curve) == 0 || run.Curve[len(run.Curve)-1].ArrivedPermille < last {
+	if last := report.Permille(int64(arrived), int64(capacity)); len(run.Curve) == 0 || run.Curve[len(run.Curve)-1].ArrivedPermille < last {
 		run.Curve = append(run.Curve, fragPoint(last, arrived, allocated))
 	}
 	return run, nil
@@ -175,5 +168,5 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 
 func fragPoint(at int64, arrived, allocated resources.MilliGPU) FragPoint {
 	return FragPoint{ArrivedPermille: at, Arrived: arrived, Allocated: allocated,
-		UnallocatedPermille: permille(int64(arrived-allocated), int64(arrived))}
+		UnallocatedPermille: report.Permille(int64(arrived-allocated), int64(arrived))}
 }

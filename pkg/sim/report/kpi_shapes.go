@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // ShapeKind says which GPUs can serve a pod shape.
@@ -85,7 +86,7 @@ func sortShapes(counts map[GPUShape]int64) []ShapeCount {
 }
 
 // gpuFree is a GPU's free share in the common unit: 0 for unhealthy GPUs.
-func gpuFree(g GPUState) resources.MilliGPU {
+func gpuFree(g sim.GPUState) resources.MilliGPU {
 	if !g.Healthy || g.Allocated >= resources.MilliPerGPU {
 		return 0
 	}
@@ -95,7 +96,7 @@ func gpuFree(g GPUState) resources.MilliGPU {
 // usable reports whether GPU g could serve one GPU of shape s. MIG and replica shapes
 // are matched on "has a free piece" only: the sample does not say which profile a free
 // MIG instance has, so the MIG figures are optimistic.
-func usable(g GPUState, s GPUShape) bool {
+func usable(g sim.GPUState, s GPUShape) bool {
 	if !g.Healthy {
 		return false
 	}
@@ -114,7 +115,7 @@ func usable(g GPUState, s GPUShape) bool {
 }
 
 // canHost reports whether one pod of shape s fits on the GPUs of ready node n.
-func canHost(n *NodeState, s GPUShape) bool {
+func canHost(n *sim.NodeState, s GPUShape) bool {
 	if !n.Ready {
 		return false
 	}
@@ -134,7 +135,7 @@ func canHost(n *NodeState, s GPUShape) bool {
 // nodeFragment is FGD's fragment of node n for shape s: all of the node's free GPU
 // capacity when the pod cannot run there at all, else the free capacity of the GPUs that
 // cannot serve it. A node that is not ready has no capacity.
-func nodeFragment(n *NodeState, s GPUShape) resources.MilliGPU {
+func nodeFragment(n *sim.NodeState, s GPUShape) resources.MilliGPU {
 	if !n.Ready {
 		return 0
 	}
@@ -153,7 +154,7 @@ func nodeFragment(n *NodeState, s GPUShape) resources.MilliGPU {
 // clusterFragment is FGD's expected fragmentation of the cluster: the shape-count
 // weighted mean over shapes of the summed node fragments, in milli-GPU (one integer
 // division at the end).
-func clusterFragment(nodes []NodeState, shapes []ShapeCount) resources.MilliGPU {
+func clusterFragment(nodes []sim.NodeState, shapes []ShapeCount) resources.MilliGPU {
 	var total, weight int64
 	for _, sc := range shapes {
 		weight += sc.Count
@@ -172,7 +173,7 @@ func clusterFragment(nodes []NodeState, shapes []ShapeCount) resources.MilliGPU 
 // strandedCapacity is the free capacity that none of the shapes can use: on each node,
 // the free share of every GPU that is a fragment for every shape. Without shapes nothing
 // is demanded, so nothing is stranded.
-func strandedCapacity(nodes []NodeState, shapes []GPUShape) resources.MilliGPU {
+func strandedCapacity(nodes []sim.NodeState, shapes []GPUShape) resources.MilliGPU {
 	if len(shapes) == 0 {
 		return 0
 	}
@@ -207,7 +208,7 @@ func strandedCapacity(nodes []NodeState, shapes []GPUShape) resources.MilliGPU {
 }
 
 // nodeFree is the free GPU capacity of a node.
-func nodeFree(n *NodeState) resources.MilliGPU {
+func nodeFree(n *sim.NodeState) resources.MilliGPU {
 	var free resources.MilliGPU
 	for _, g := range n.GPUs {
 		free += gpuFree(g)

@@ -1,4 +1,4 @@
-package sim
+package bench
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/sim/trace"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -68,12 +69,12 @@ func newPlacementPolicy(name string, pools []api.NodePool, pods []FragPod, rng *
 }
 
 // fragPodSet is the one-pod pod set of a trace pod, with its model constraint as
-// required node affinity on LabelTraceGPUModel.
+// required node affinity on trace.LabelTraceGPUModel.
 func fragPodSet(p FragPod) api.PodSet {
 	ps := api.PodSet{Name: "main", Count: 1, Requests: p.Requests}
 	if len(p.Models) > 0 {
 		ps.Affinity = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: LabelTraceGPUModel, Operator: corev1.NodeSelectorOpIn, Values: p.Models}},
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: trace.LabelTraceGPUModel, Operator: corev1.NodeSelectorOpIn, Values: p.Models}},
 		}}}
 	}
 	return ps
@@ -90,7 +91,7 @@ func (pp *placementPolicy) Place(p FragPod) (bool, error) {
 		return false, nil
 	}
 	pp.n++
-	ref := cluster.PodRef{Workload: api.WorkloadID(OpenBNamespace + "/" + p.Name), PodSet: "arrival", Index: pp.n}
+	ref := cluster.PodRef{Workload: api.WorkloadID(trace.OpenBNamespace + "/" + p.Name), PodSet: "arrival", Index: pp.n}
 	if err := pp.ov.AssumeAt(ref, choice.Node, p.Requests, choice.Devices); err != nil {
 		return false, fmt.Errorf("assume on %s: %w", choice.NodeName, err)
 	}

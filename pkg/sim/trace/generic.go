@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // genericRequired are the columns every generic workload CSV has.
@@ -72,7 +73,7 @@ func genericWorkload(t *csvTable, file string) api.Workload {
 	}
 	w.Owner = api.OwnerRef{APIVersion: "batch/v1", Kind: "Job", Name: w.Name}
 	w.Timing.SubmitAt = t.duration("submit_at")
-	w.Created = Epoch().Add(w.Timing.SubmitAt) // FIFO order among equal priorities
+	w.Created = sim.Epoch().Add(w.Timing.SubmitAt) // FIFO order among equal priorities
 	if t.str("duration") != "" {
 		w.Timing.Duration = t.duration("duration")
 	}

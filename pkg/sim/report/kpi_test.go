@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 	"pgregory.net/rapid"
 )
 
@@ -66,18 +67,18 @@ func TestNearestRankProperty(t *testing.T) {
 
 func TestKPICollectorQueueStats(t *testing.T) {
 	c := NewKPICollector(KPIOptions{})
-	for _, e := range []EventRecord{
-		MakeEvent(0, EvSubmitted, "ns/a").CQ("cq1").Obj(),
-		MakeEvent(5, EvSubmitted, "ns/b").CQ("cq1").Obj(),
-		MakeEvent(10, EvPlaced, "ns/a").CQ("cq1").Obj(),
-		MakeEvent(20, EvSubmitted, "ns/c").CQ("cq2").Obj(),
-		MakeEvent(30, EvPlaced, "ns/b").Obj(),
-		MakeEvent(50, EvPreempted, "ns/b").Obj(),
-		MakeEvent(60, EvEvicted, "ns/b").Lost(20_000).Obj(),
-		MakeEvent(60, EvRequeued, "ns/b").Obj(),
-		MakeEvent(100, EvPlaced, "ns/b").Obj(),
-		MakeEvent(110, EvFinished, "ns/a").Obj(),
-		MakeEvent(200, EvFinished, "ns/b").Obj(),
+	for _, e := range []sim.EventRecord{
+		MakeEvent(0, sim.EvSubmitted, "ns/a").CQ("cq1").Obj(),
+		MakeEvent(5, sim.EvSubmitted, "ns/b").CQ("cq1").Obj(),
+		MakeEvent(10, sim.EvPlaced, "ns/a").CQ("cq1").Obj(),
+		MakeEvent(20, sim.EvSubmitted, "ns/c").CQ("cq2").Obj(),
+		MakeEvent(30, sim.EvPlaced, "ns/b").Obj(),
+		MakeEvent(50, sim.EvPreempted, "ns/b").Obj(),
+		MakeEvent(60, sim.EvEvicted, "ns/b").Lost(20_000).Obj(),
+		MakeEvent(60, sim.EvRequeued, "ns/b").Obj(),
+		MakeEvent(100, sim.EvPlaced, "ns/b").Obj(),
+		MakeEvent(110, sim.EvFinished, "ns/a").Obj(),
+		MakeEvent(200, sim.EvFinished, "ns/b").Obj(),
 	} {
 		c.OnEvent(e)
 	}
@@ -89,10 +90,10 @@ func TestKPICollectorQueueStats(t *testing.T) {
 		got.StillPending != want.StillPending || got.Preempted != want.Preempted || got.Evicted != want.Evicted || got.LostGPUMilliSeconds != want.LostGPUMilliSeconds {
 		t.Errorf("overall counts = %+v, want %+v", got, want)
 	}
-	if got.Wait.P50 != secs(10) || got.Wait.P95 != secs(65) || got.Wait.Mean != Seconds(37500*time.Millisecond) {
+	if got.Wait.P50 != secs(10) || got.Wait.P95 != secs(65) || got.Wait.Mean != sim.Seconds(37500*time.Millisecond) {
 		t.Errorf("wait = %+v, want p50 10s p95 65s mean 37.5s", got.Wait)
 	}
-	if got.JCT.P50 != secs(110) || got.JCT.Max != secs(195) || got.JCT.Mean != Seconds(152500*time.Millisecond) {
+	if got.JCT.P50 != secs(110) || got.JCT.Max != secs(195) || got.JCT.Mean != sim.Seconds(152500*time.Millisecond) {
 		t.Errorf("jct = %+v, want p50 110s max 195s mean 152.5s", got.JCT)
 	}
 	if len(r.Queues) != 2 || r.Queues[0].Name != "cq1" || r.Queues[0].Finished != 2 || r.Queues[1].Name != "cq2" || r.Queues[1].StillPending != 1 {
@@ -104,7 +105,7 @@ func TestKPICollectorQueueStats(t *testing.T) {
 }
 
 func TestKPICollectorAllocationAndQuota(t *testing.T) {
-	c := NewKPICollector(KPIOptions{HeatmapTimes: []Seconds{secs(5), secs(15)}})
+	c := NewKPICollector(KPIOptions{HeatmapTimes: []sim.Seconds{secs(5), secs(15)}})
 	c.OnSample(MakeState(0).Node(MakeNode("n1").GPU("T4", "exclusive", 0).GPU("T4", "exclusive", 500)).Queue("cq", 4, 2, 0).Obj())
 	c.OnSample(MakeState(10).Node(MakeNode("n1").GPU("T4", "exclusive", 1000).GPU("T4", "exclusive", 1000)).Queue("cq", 4, 5, 1).Obj())
 	r := c.Report(secs(20))
@@ -133,31 +134,31 @@ func TestFragmentationAndStranded(t *testing.T) {
 	frac500 := GPUShape{Kind: ShapeFraction, Milli: 500}
 	tests := []struct {
 		name   string
-		nodes  []NodeState
+		nodes  []sim.NodeState
 		shapes []ShapeCount
 		// wantFrag is FGD's expected fragment in milli-GPU.
 		wantFrag resources.MilliGPU
 	}{
-		{"one whole GPU: the 540 piece is a fragment", []NodeState{node.Obj()}, []ShapeCount{{whole1, 1}}, 540},
-		{"two whole GPUs cannot run: all 1540 free is fragment", []NodeState{node.Obj()}, []ShapeCount{{whole2, 1}}, 1540},
-		{"mix weighted by counts", []NodeState{node.Obj()}, []ShapeCount{{whole1, 3}, {whole2, 1}}, (3*540 + 1540) / 4},
-		{"600m shares: the 540 piece is a fragment", []NodeState{node.Obj()}, []ShapeCount{{frac600, 1}}, 540},
-		{"500m shares use every free piece", []NodeState{node.Obj()}, []ShapeCount{{frac500, 1}}, 0},
-		{"a down node has no capacity", []NodeState{MakeNode("d").GPU("G2", "fractional", 0).Down().Obj()}, []ShapeCount{{whole2, 1}}, 0},
-		{"no shapes", []NodeState{node.Obj()}, nil, 0},
+		{"one whole GPU: the 540 piece is a fragment", []sim.NodeState{node.Obj()}, []ShapeCount{{whole1, 1}}, 540},
+		{"two whole GPUs cannot run: all 1540 free is fragment", []sim.NodeState{node.Obj()}, []ShapeCount{{whole2, 1}}, 1540},
+		{"mix weighted by counts", []sim.NodeState{node.Obj()}, []ShapeCount{{whole1, 3}, {whole2, 1}}, (3*540 + 1540) / 4},
+		{"600m shares: the 540 piece is a fragment", []sim.NodeState{node.Obj()}, []ShapeCount{{frac600, 1}}, 540},
+		{"500m shares use every free piece", []sim.NodeState{node.Obj()}, []ShapeCount{{frac500, 1}}, 0},
+		{"a down node has no capacity", []sim.NodeState{MakeNode("d").GPU("G2", "fractional", 0).Down().Obj()}, []ShapeCount{{whole2, 1}}, 0},
+		{"no shapes", []sim.NodeState{node.Obj()}, nil, 0},
 	}
 	for _, tc := range tests {
 		if got := clusterFragment(tc.nodes, tc.shapes); got != tc.wantFrag {
 			t.Errorf("%s: fragment = %d, want %d", tc.name, got, tc.wantFrag)
 		}
 	}
-	if got := strandedCapacity([]NodeState{node.Obj()}, []GPUShape{frac600, whole2}); got != 540 {
+	if got := strandedCapacity([]sim.NodeState{node.Obj()}, []GPUShape{frac600, whole2}); got != 540 {
 		t.Errorf("stranded for 600m and 2-GPU shapes = %d, want 540", got)
 	}
-	if got := strandedCapacity([]NodeState{node.Obj()}, []GPUShape{frac500}); got != 0 {
+	if got := strandedCapacity([]sim.NodeState{node.Obj()}, []GPUShape{frac500}); got != 0 {
 		t.Errorf("stranded for 500m shapes = %d, want 0", got)
 	}
-	if got := strandedCapacity([]NodeState{node.Obj()}, nil); got != 0 {
+	if got := strandedCapacity([]sim.NodeState{node.Obj()}, nil); got != 0 {
 		t.Errorf("stranded without pending shapes = %d, want 0", got)
 	}
 }

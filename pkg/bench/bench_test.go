@@ -1,4 +1,4 @@
-package sim
+package bench
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim/trace"
 )
 
 // BenchmarkFragRun times one fgd run of the fragmentation experiment on a slice of the
@@ -18,27 +18,6 @@ func BenchmarkFragRun(b *testing.B) {
 		if _, err := RunFragOnce(cfg, PlacementPolicy("fgd"), 42); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// BenchmarkKPISample times one state sample of a 1,000-node, 8-GPU cluster with pending
-// shapes (allocation, stranded capacity and fragmentation).
-func BenchmarkKPISample(b *testing.B) {
-	st := MakeState(0)
-	for i := 0; i < 1000; i++ {
-		n := MakeNode("n")
-		for g := 0; g < 8; g++ {
-			n.GPU("G2", "fractional", resources.MilliGPU((i*7+g*13)%1001))
-		}
-		st.Node(n)
-	}
-	st.Pending("ns/a", resources.Vector{resources.NvidiaGPU: 1}).Pending("ns/b", resources.Vector{resources.GPUMilli: 300})
-	s := st.Obj()
-	c := NewKPICollector(KPIOptions{Shapes: []ShapeCount{{GPUShape{Kind: ShapeWhole, GPUs: 1}, 5}, {GPUShape{Kind: ShapeFraction, Milli: 300}, 3}}})
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s.T = secs(int64(i))
-		c.OnSample(s)
 	}
 }
 
@@ -55,15 +34,15 @@ func BenchmarkJCTReplay(b *testing.B) {
 		b.Skipf("Philly VC file not present: %v", err)
 	}
 	defer vf.Close()
-	jobs, err := ReadPhillyJobs(jf, "philly.csv")
+	jobs, err := trace.ReadPhillyJobs(jf, "philly.csv")
 	if err != nil {
 		b.Fatal(err)
 	}
-	vcs, err := ReadPhillyVCs(vf, "philly_vc.csv")
+	vcs, err := trace.ReadPhillyVCs(vf, "philly_vc.csv")
 	if err != nil {
 		b.Fatal(err)
 	}
-	imp, err := ImportPhilly(jobs, vcs, PhillyOptions{From: time.Date(2017, 10, 1, 0, 0, 0, 0, time.UTC)})
+	imp, err := trace.ImportPhilly(jobs, vcs, trace.PhillyOptions{From: time.Date(2017, 10, 1, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		b.Fatal(err)
 	}

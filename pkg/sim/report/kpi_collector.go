@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // KPIOptions configure a KPICollector.
@@ -15,7 +16,7 @@ type KPIOptions struct {
 	Shapes []ShapeCount
 	// HeatmapTimes are the times of the node × GPU heat maps. When empty, the report has
 	// one at the peak of GPU allocation and one at the end.
-	HeatmapTimes []Seconds
+	HeatmapTimes []sim.Seconds
 	// CapacityEvery thins the stranded-capacity and fragmentation series (the costliest
 	// KPIs) to at most one point per interval; 0 computes them at every sample.
 	CapacityEvery time.Duration
@@ -33,7 +34,7 @@ type KPICollector struct {
 
 	started bool
 	start   time.Duration
-	prev    ClusterState
+	prev    sim.ClusterState
 
 	alloc    map[string]*allocAcc
 	capacity []CapacityPoint
@@ -105,10 +106,10 @@ func NewKPICollector(o KPIOptions) *KPICollector {
 	}
 }
 
-var _ Observer = (*KPICollector)(nil)
+var _ sim.Observer = (*KPICollector)(nil)
 
 // OnEvent records one event log record.
-func (c *KPICollector) OnEvent(r EventRecord) {
+func (c *KPICollector) OnEvent(r sim.EventRecord) {
 	if r.Workload == "" {
 		return
 	}
@@ -125,29 +126,29 @@ func (c *KPICollector) OnEvent(r EventRecord) {
 		w.lq = r.LocalQueue
 	}
 	switch r.Event {
-	case EvSubmitted:
+	case sim.EvSubmitted:
 		w.submit, w.pending, w.pendingSince = t, true, t
-	case EvRequeued:
+	case sim.EvRequeued:
 		w.pending, w.pendingSince = true, t
-	case EvPlaced:
+	case sim.EvPlaced:
 		if w.pending {
 			w.wait += t - w.pendingSince
 		}
 		w.pending, w.placed = false, true
-	case EvFinished:
+	case sim.EvFinished:
 		w.finished, w.jct, w.pending = true, t-w.submit, false
-	case EvPreempted, EvInterrupted, EvEvicted:
+	case sim.EvPreempted, sim.EvInterrupted, sim.EvEvicted:
 		c.onDisruption(r, w)
 	}
 }
 
-func (c *KPICollector) onDisruption(r EventRecord, w *workloadTrack) {
+func (c *KPICollector) onDisruption(r sim.EventRecord, w *workloadTrack) {
 	switch r.Event {
-	case EvPreempted:
+	case sim.EvPreempted:
 		w.preempted++
-	case EvInterrupted:
+	case sim.EvInterrupted:
 		w.interrupted++
-	case EvEvicted:
+	case sim.EvEvicted:
 		w.evicted++
 		w.lost += r.LostGPUMilliSeconds
 	}
@@ -158,7 +159,7 @@ func (c *KPICollector) onDisruption(r EventRecord, w *workloadTrack) {
 }
 
 // OnSample integrates the previous sample up to this one and takes this one's values.
-func (c *KPICollector) OnSample(s ClusterState) {
+func (c *KPICollector) OnSample(s sim.ClusterState) {
 	t := s.T.Duration()
 	if !c.started {
 		c.started, c.start = true, t
@@ -184,7 +185,7 @@ type pendingKey struct {
 // learnShapes adds the shapes of newly seen pending pod sets to the distribution used
 // when no workload distribution was configured; a pod set counts once, however many
 // samples it stays pending in.
-func (c *KPICollector) learnShapes(pending []PendingShape) {
+func (c *KPICollector) learnShapes(pending []sim.PendingShape) {
 	for _, p := range pending {
 		sh, ok := ShapeOf(p.PerPod)
 		if !ok {
@@ -223,7 +224,7 @@ type seriesKey struct{ model, mode string }
 
 // sampleAllocation updates the "all" and "<model>/<mode>" series; a point is stored only
 // when the values change.
-func (c *KPICollector) sampleAllocation(s ClusterState) {
+func (c *KPICollector) sampleAllocation(s sim.ClusterState) {
 	all := AllocationPoint{T: s.T}
 	per := map[seriesKey]*AllocationPoint{}
 	for _, n := range s.Nodes {
@@ -274,7 +275,7 @@ func (c *KPICollector) sampleAllocation(s ClusterState) {
 
 // sampleCapacity computes free, stranded and fragmented capacity, at most once per
 // CapacityEvery (the previous values hold in between).
-func (c *KPICollector) sampleCapacity(s ClusterState) {
+func (c *KPICollector) sampleCapacity(s sim.ClusterState) {
 	t := s.T.Duration()
 	if c.capAcc.computedOnce && c.opts.CapacityEvery > 0 && t-c.capAcc.lastComputed < c.opts.CapacityEvery {
 		return
@@ -311,7 +312,7 @@ func (c *KPICollector) fragShapes() []ShapeCount {
 }
 
 // pendingShapes is the distinct GPU shapes of the pending workloads.
-func pendingShapes(pending []PendingShape) []GPUShape {
+func pendingShapes(pending []sim.PendingShape) []GPUShape {
 	seen := map[GPUShape]bool{}
 	var out []GPUShape
 	for _, p := range pending {
@@ -324,7 +325,7 @@ func pendingShapes(pending []PendingShape) []GPUShape {
 }
 
 // sampleQuota records each ClusterQueue's GPU usage, borrowing and nominal quota.
-func (c *KPICollector) sampleQuota(s ClusterState) {
+func (c *KPICollector) sampleQuota(s sim.ClusterState) {
 	for _, qs := range s.Queues {
 		q := c.quota[qs.Name]
 		if q == nil {
@@ -357,7 +358,7 @@ func (c *KPICollector) takeHeatmapsBefore(t time.Duration) {
 }
 
 // heatmapOf copies every GPU's allocation out of a sample.
-func heatmapOf(s ClusterState) Heatmap {
+func heatmapOf(s sim.ClusterState) Heatmap {
 	h := Heatmap{T: s.T, Rows: make([]HeatmapRow, 0, len(s.Nodes))}
 	for _, n := range s.Nodes {
 		row := HeatmapRow{Node: n.Name, Down: !n.Ready, GPUs: make([]resources.MilliGPU, len(n.GPUs))}

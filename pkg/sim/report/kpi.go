@@ -1,10 +1,11 @@
-package sim
+package report
 
 import (
 	"slices"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // Report is the KPI summary of one simulation run (`gantry simulate --output json`, the
@@ -12,8 +13,8 @@ import (
 // amounts in milli-GPU, ratios in permille (thousandths). docs/simulator-kpis.md defines
 // each field.
 type Report struct {
-	Start Seconds `json:"start"`
-	End   Seconds `json:"end"`
+	Start sim.Seconds `json:"start"`
+	End   sim.Seconds `json:"end"`
 	// Overall aggregates every workload; Queues has one entry per ClusterQueue, by name.
 	Overall QueueKPIs   `json:"overall"`
 	Queues  []QueueKPIs `json:"queues"`
@@ -55,12 +56,12 @@ type QueueKPIs struct {
 
 // Distribution summarises integer durations with exact nearest-rank percentiles.
 type Distribution struct {
-	Count int     `json:"count"`
-	Mean  Seconds `json:"mean"` // integer mean (truncated to the nanosecond)
-	P50   Seconds `json:"p50"`
-	P95   Seconds `json:"p95"`
-	P99   Seconds `json:"p99"`
-	Max   Seconds `json:"max"`
+	Count int         `json:"count"`
+	Mean  sim.Seconds `json:"mean"` // integer mean (truncated to the nanosecond)
+	P50   sim.Seconds `json:"p50"`
+	P95   sim.Seconds `json:"p95"`
+	P99   sim.Seconds `json:"p99"`
+	Max   sim.Seconds `json:"max"`
 	// Values are the sorted samples, kept for CDF charts; not written to JSON.
 	Values []time.Duration `json:"-"`
 }
@@ -75,14 +76,14 @@ type AllocationSeries struct {
 
 // AllocationPoint is one sample of an allocation series (the value holds until the next).
 type AllocationPoint struct {
-	T         Seconds            `json:"t"`
+	T         sim.Seconds        `json:"t"`
 	Allocated resources.MilliGPU `json:"allocated"`
 	Capacity  resources.MilliGPU `json:"capacity"`
 }
 
 // CapacityPoint is the free GPU capacity at one sample and how usable it is.
 type CapacityPoint struct {
-	T    Seconds            `json:"t"`
+	T    sim.Seconds        `json:"t"`
 	Free resources.MilliGPU `json:"free"`
 	// FreeWhole is free capacity on GPUs nothing uses (whole GPUs); FreePieces is the rest
 	// (shares of partly used GPUs, free MIG instances, free replicas).
@@ -97,11 +98,11 @@ type CapacityPoint struct {
 
 // PreemptionPoint is one preemption, interruption or eviction.
 type PreemptionPoint struct {
-	T                   Seconds   `json:"t"`
-	Event               EventKind `json:"event"`
-	Workload            string    `json:"workload"`
-	ClusterQueue        string    `json:"clusterQueue,omitempty"`
-	LostGPUMilliSeconds int64     `json:"lostGpuMilliSeconds,omitempty"`
+	T                   sim.Seconds   `json:"t"`
+	Event               sim.EventKind `json:"event"`
+	Workload            string        `json:"workload"`
+	ClusterQueue        string        `json:"clusterQueue,omitempty"`
+	LostGPUMilliSeconds int64         `json:"lostGpuMilliSeconds,omitempty"`
 }
 
 // QuotaUse is one ClusterQueue's GPU usage against its nominal quota over the run.
@@ -120,7 +121,7 @@ type QuotaUse struct {
 
 // QuotaPoint is one sample of a ClusterQueue's GPU usage.
 type QuotaPoint struct {
-	T        Seconds            `json:"t"`
+	T        sim.Seconds        `json:"t"`
 	Used     resources.MilliGPU `json:"used"`
 	Borrowed resources.MilliGPU `json:"borrowed"`
 	Nominal  resources.MilliGPU `json:"nominal"`
@@ -129,7 +130,7 @@ type QuotaPoint struct {
 // Heatmap is every GPU's allocation at one time: Rows are nodes by name, each with its
 // GPUs' allocated milli by index.
 type Heatmap struct {
-	T    Seconds      `json:"t"`
+	T    sim.Seconds  `json:"t"`
 	Rows []HeatmapRow `json:"rows"`
 }
 
@@ -171,11 +172,11 @@ func Summarise(values []time.Duration) Distribution {
 	for _, x := range v {
 		sum += x
 	}
-	d.Mean = Seconds(sum / time.Duration(len(v)))
-	d.P50 = Seconds(NearestRank(v, 50))
-	d.P95 = Seconds(NearestRank(v, 95))
-	d.P99 = Seconds(NearestRank(v, 99))
-	d.Max = Seconds(v[len(v)-1])
+	d.Mean = sim.Seconds(sum / time.Duration(len(v)))
+	d.P50 = sim.Seconds(NearestRank(v, 50))
+	d.P95 = sim.Seconds(NearestRank(v, 95))
+	d.P99 = sim.Seconds(NearestRank(v, 99))
+	d.Max = sim.Seconds(v[len(v)-1])
 	return d
 }
 
@@ -194,8 +195,8 @@ func gpuQuotaMilliOf(v resources.Vector) resources.MilliGPU {
 	return max(whole, resources.MilliGPU(v[resources.GPUMilli]))
 }
 
-// permille is a*1000/b in integers, 0 when b is 0.
-func permille(a, b int64) int64 {
+// Permille is a*1000/b in integers, 0 when b is 0.
+func Permille(a, b int64) int64 {
 	if b == 0 {
 		return 0
 	}

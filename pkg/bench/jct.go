@@ -1,4 +1,4 @@
-package sim
+package bench
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/sim"
+	"github.com/gantry-sched/gantry/pkg/sim/report"
 )
 
 // The queueing policies of `gantry bench jct`.
@@ -28,15 +30,15 @@ func JCTPolicies() []string { return []string{JCTFIFO, JCTGantry, JCTSJF} }
 
 // JCTResult is one policy's replay.
 type JCTResult struct {
-	Policy   string  `json:"policy"`
-	Jobs     int     `json:"jobs"`
-	Finished int     `json:"finished"`
-	AvgJCT   Seconds `json:"avgJct"`
-	AvgWait  Seconds `json:"avgWait"`
-	P95Wait  Seconds `json:"p95Wait"`
+	Policy   string      `json:"policy"`
+	Jobs     int         `json:"jobs"`
+	Finished int         `json:"finished"`
+	AvgJCT   sim.Seconds `json:"avgJct"`
+	AvgWait  sim.Seconds `json:"avgWait"`
+	P95Wait  sim.Seconds `json:"p95Wait"`
 	// End is the simulated time the replay stopped.
-	End    Seconds `json:"end"`
-	Report Report  `json:"-"`
+	End    sim.Seconds   `json:"end"`
+	Report report.Report `json:"-"`
 }
 
 // JCTObjects returns a copy of objs set up for policy: queueing strategy per
@@ -74,16 +76,16 @@ func sjfPriority(d time.Duration) int32 {
 // RunJCT replays objs under one policy until every job has finished (or until, when
 // positive) and summarises job completion time and queueing delay. Extra observers (a
 // progress bar) see the run too.
-func RunJCT(objs *api.Objects, policy string, seed int64, until time.Duration, extra ...Observer) (JCTResult, error) {
+func RunJCT(objs *api.Objects, policy string, seed int64, until time.Duration, extra ...sim.Observer) (JCTResult, error) {
 	pobjs, cfg, err := JCTObjects(objs, policy)
 	if err != nil {
 		return JCTResult{}, err
 	}
-	kpi := NewKPICollector(KPIOptions{CapacityEvery: time.Hour})
-	s, err := New(pobjs, Options{
+	kpi := report.NewKPICollector(report.KPIOptions{CapacityEvery: time.Hour})
+	s, err := sim.New(pobjs, sim.Options{
 		Until:     until,
 		Policy:    engine.Policy{Config: cfg, Seed: seed},
-		Observers: append([]Observer{kpi}, extra...),
+		Observers: append([]sim.Observer{kpi}, extra...),
 	})
 	if err != nil {
 		return JCTResult{}, err
@@ -91,10 +93,10 @@ func RunJCT(objs *api.Objects, policy string, seed int64, until time.Duration, e
 	if err := s.Run(); err != nil {
 		return JCTResult{}, fmt.Errorf("bench jct: policy %s: %w", policy, err)
 	}
-	r := kpi.Report(Seconds(s.Now()))
+	r := kpi.Report(sim.Seconds(s.Now()))
 	return JCTResult{
 		Policy: policy, Jobs: len(objs.Workloads), Finished: r.Overall.Finished,
 		AvgJCT: r.Overall.JCT.Mean, AvgWait: r.Overall.Wait.Mean, P95Wait: r.Overall.Wait.P95,
-		End: Seconds(s.Now()), Report: r,
+		End: sim.Seconds(s.Now()), Report: r,
 	}, nil
 }

@@ -1,18 +1,19 @@
-package sim
+package report
 
 import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // Fluent builders for hand-built event sequences and state samples.
 
-type eventBuilder struct{ r EventRecord }
+type eventBuilder struct{ r sim.EventRecord }
 
 // MakeEvent starts an event of kind for workload at t seconds.
-func MakeEvent(t int64, kind EventKind, workload string) *eventBuilder {
-	return &eventBuilder{r: EventRecord{T: Seconds(time.Duration(t) * time.Second), Event: kind, Workload: workload}}
+func MakeEvent(t int64, kind sim.EventKind, workload string) *eventBuilder {
+	return &eventBuilder{r: sim.EventRecord{T: sim.Seconds(time.Duration(t) * time.Second), Event: kind, Workload: workload}}
 }
 
 func (b *eventBuilder) CQ(name string) *eventBuilder { b.r.ClusterQueue = name; return b }
@@ -20,33 +21,35 @@ func (b *eventBuilder) Lost(milliSec int64) *eventBuilder {
 	b.r.LostGPUMilliSeconds = milliSec
 	return b
 }
-func (b *eventBuilder) Obj() EventRecord { return b.r }
+func (b *eventBuilder) Obj() sim.EventRecord { return b.r }
 
-type nodeBuilder struct{ n NodeState }
+type nodeBuilder struct{ n sim.NodeState }
 
 // MakeNode starts a ready node with no GPUs.
-func MakeNode(name string) *nodeBuilder { return &nodeBuilder{n: NodeState{Name: name, Ready: true}} }
+func MakeNode(name string) *nodeBuilder {
+	return &nodeBuilder{n: sim.NodeState{Name: name, Ready: true}}
+}
 
 // GPU adds a healthy GPU of model and mode with allocated milli-GPU.
 func (b *nodeBuilder) GPU(model, mode string, allocated resources.MilliGPU) *nodeBuilder {
-	b.n.GPUs = append(b.n.GPUs, GPUState{Index: len(b.n.GPUs), Model: model, Mode: mode, Allocated: allocated, Healthy: true})
+	b.n.GPUs = append(b.n.GPUs, sim.GPUState{Index: len(b.n.GPUs), Model: model, Mode: mode, Allocated: allocated, Healthy: true})
 	return b
 }
 
 // MIG adds a MIG GPU with allocated milli and free instances.
 func (b *nodeBuilder) MIG(model string, allocated resources.MilliGPU, freePieces int) *nodeBuilder {
-	b.n.GPUs = append(b.n.GPUs, GPUState{Index: len(b.n.GPUs), Model: model, Mode: "mig", Allocated: allocated, FreePieces: freePieces, Healthy: true})
+	b.n.GPUs = append(b.n.GPUs, sim.GPUState{Index: len(b.n.GPUs), Model: model, Mode: "mig", Allocated: allocated, FreePieces: freePieces, Healthy: true})
 	return b
 }
 
 func (b *nodeBuilder) Down() *nodeBuilder { b.n.Ready = false; return b }
-func (b *nodeBuilder) Obj() NodeState     { return b.n }
+func (b *nodeBuilder) Obj() sim.NodeState { return b.n }
 
-type stateBuilder struct{ s ClusterState }
+type stateBuilder struct{ s sim.ClusterState }
 
 // MakeState starts a sample at t seconds.
 func MakeState(t int64) *stateBuilder {
-	return &stateBuilder{s: ClusterState{T: Seconds(time.Duration(t) * time.Second)}}
+	return &stateBuilder{s: sim.ClusterState{T: sim.Seconds(time.Duration(t) * time.Second)}}
 }
 
 func (b *stateBuilder) Node(n *nodeBuilder) *stateBuilder {
@@ -56,7 +59,7 @@ func (b *stateBuilder) Node(n *nodeBuilder) *stateBuilder {
 
 // Queue adds a ClusterQueue with nominal, used and borrowed whole GPUs.
 func (b *stateBuilder) Queue(name string, nominal, used, borrowed int64) *stateBuilder {
-	b.s.Queues = append(b.s.Queues, QueueState{Name: name,
+	b.s.Queues = append(b.s.Queues, sim.QueueState{Name: name,
 		Nominal:  resources.Vector{resources.NvidiaGPU: resources.Amount(nominal)},
 		Usage:    resources.Vector{resources.NvidiaGPU: resources.Amount(used)},
 		Borrowed: resources.Vector{resources.NvidiaGPU: resources.Amount(borrowed)}})
@@ -65,11 +68,11 @@ func (b *stateBuilder) Queue(name string, nominal, used, borrowed int64) *stateB
 
 // Pending adds a pending workload with one pod of the given per-pod GPU request.
 func (b *stateBuilder) Pending(name string, perPod resources.Vector) *stateBuilder {
-	b.s.Pending = append(b.s.Pending, PendingShape{Workload: name, Pods: 1, PerPod: perPod})
+	b.s.Pending = append(b.s.Pending, sim.PendingShape{Workload: name, Pods: 1, PerPod: perPod})
 	return b
 }
 
-func (b *stateBuilder) Obj() ClusterState { return b.s }
+func (b *stateBuilder) Obj() sim.ClusterState { return b.s }
 
 // secs is n whole seconds as Seconds.
-func secs(n int64) Seconds { return Seconds(time.Duration(n) * time.Second) }
+func secs(n int64) sim.Seconds { return sim.Seconds(time.Duration(n) * time.Second) }

@@ -1,4 +1,4 @@
-package sim
+package bench
 
 import (
 	"encoding/csv"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/gantry-sched/gantry/pkg/sim/report"
 )
 
 // FragSummary is one policy's result over seeds: the share of arrived GPU demand left
@@ -71,7 +73,7 @@ func WriteFragText(w io.Writer, sums []FragSummary) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	end := "END"
 	if len(sums) > 0 {
-		end = FormatPermille(sums[0].EndPermille)
+		end = report.FormatPermille(sums[0].EndPermille)
 	}
 	fmt.Fprintf(tw, "POLICY\tSEEDS\tUNALLOCATED @100%%\tUNALLOCATED @%s\n", end)
 	for _, s := range sums {
@@ -90,7 +92,7 @@ func WriteFragCSV(w io.Writer, runs []FragRun) error {
 	for _, r := range runs {
 		for _, p := range r.Curve {
 			rec := []string{r.Policy, strconv.FormatInt(r.Seed, 10), tenths(p.ArrivedPermille),
-				FormatMilli(p.Arrived), FormatMilli(p.Allocated), tenths(p.UnallocatedPermille)}
+				report.FormatMilli(p.Arrived), report.FormatMilli(p.Allocated), tenths(p.UnallocatedPermille)}
 			if err := cw.Write(rec); err != nil {
 				return err
 			}

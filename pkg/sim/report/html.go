@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
+	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline SVG charts (GPU
@@ -49,7 +50,7 @@ func WriteHTML(w io.Writer, r Report, title string) error {
 
 // The axes of the report's charts (functions, so no chart can change another's axis).
 func timeAxis() axis {
-	return axis{Label: "simulated time", Format: func(v int64) string { return FormatDuration(Seconds(v)) }}
+	return axis{Label: "simulated time", Format: func(v int64) string { return sim.FormatDuration(sim.Seconds(v)) }}
 }
 
 func pctAxis() axis {
@@ -68,7 +69,7 @@ func allocationChart(b *strings.Builder, r Report) {
 	for _, a := range r.Allocation {
 		s := lineSeries{Name: a.Key, Step: true}
 		for _, p := range a.Points {
-			s.Points = append(s.Points, xy{X: int64(p.T), Y: permille(int64(p.Allocated), int64(p.Capacity))})
+			s.Points = append(s.Points, xy{X: int64(p.T), Y: Permille(int64(p.Allocated), int64(p.Capacity))})
 		}
 		series = append(series, withEnd(s, r.End))
 	}
@@ -135,8 +136,8 @@ const preemptionBins = 40
 // preemptionChart: preemptions, interruptions and evictions per time bin.
 func preemptionChart(b *strings.Builder, r Report) {
 	span := max(int64(r.End-r.Start), 1)
-	counts := map[EventKind][]int64{}
-	kinds := []EventKind{EvPreempted, EvInterrupted, EvEvicted}
+	counts := map[sim.EventKind][]int64{}
+	kinds := []sim.EventKind{sim.EvPreempted, sim.EvInterrupted, sim.EvEvicted}
 	for _, k := range kinds {
 		counts[k] = make([]int64, preemptionBins)
 	}
@@ -148,16 +149,16 @@ func preemptionChart(b *strings.Builder, r Report) {
 	for i := int64(0); i < preemptionBins; i++ {
 		label := ""
 		if i%8 == 0 {
-			label = FormatDuration(r.Start + Seconds(span*i/preemptionBins))
+			label = sim.FormatDuration(r.Start + sim.Seconds(span*i/preemptionBins))
 		}
-		groups = append(groups, barGroup{Label: label, Values: []int64{counts[EvPreempted][i], counts[EvInterrupted][i], counts[EvEvicted][i]}})
+		groups = append(groups, barGroup{Label: label, Values: []int64{counts[sim.EvPreempted][i], counts[sim.EvInterrupted][i], counts[sim.EvEvicted][i]}})
 	}
 	title := fmt.Sprintf("Preemptions over time (%d events, %s GPU-hours lost)", len(r.Preemptions), FormatGPUHours(r.LostGPUMilliSeconds))
 	barChart(b, "chart-preemptions", title, []string{"preempted", "interrupted", "evicted"}, groups, axis{Label: "events", Format: func(v int64) string { return fmt.Sprint(v) }})
 }
 
 // withEnd extends a step series to the end of the run so its last value is drawn.
-func withEnd(s lineSeries, end Seconds) lineSeries {
+func withEnd(s lineSeries, end sim.Seconds) lineSeries {
 	if n := len(s.Points); n > 0 && s.Points[n-1].X < int64(end) {
 		s.Points = append(s.Points, xy{X: int64(end), Y: s.Points[n-1].Y})
 	}
