@@ -235,7 +235,7 @@ func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 	w, a := c.Workload, c.Assignment
 	res, err := placement.PlanReservation(c.Overlay, p.fit(c), placement.ReservationRequest{
 		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Running, Now: c.Now,
-		Held: c.Held, Previous: c.Previous,
+		Held: c.Held, Previous: c.Previous, NeedGPUMilli: c.NeedGPUMilli, FreeGPUMilli: c.FreeGPUMilli,
 	})
 	if err != nil || res.Outcome != placement.Reserved || res.Reservation == nil {
 		return plan.Reservation{}, false

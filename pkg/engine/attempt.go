@@ -20,7 +20,7 @@ func (c *cycle) attempt(p Pending) bool {
 			fmt.Sprintf("LocalQueue %q in namespace %q does not resolve to a ClusterQueue", p.Workload.Queue, p.Workload.Namespace))
 		return false
 	}
-	a := c.in.Quota.Assign(p.Workload, p.ClusterQueue)
+	a := c.assign(p.Workload, p.ClusterQueue, nil)
 	switch a.Mode {
 	case admission.NoFit:
 		c.reject(p, plan.LayerAdmission, codeOr(a.Code, admission.WaitingForQuota), quotaDetails(a)...)
@@ -52,7 +52,7 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool)
 		// Admission rules out exactly these flavors (not others sharing a node label)
 		// and picks the next by its own flavor order and fungibility; placement then
 		// follows the new assignment's flavors.
-		a := c.in.Quota.AssignWithout(p.Workload, p.ClusterQueue, excludedSet(excluded))
+		a := c.assign(p.Workload, p.ClusterQueue, excludedSet(excluded))
 		if !a.Fits() {
 			tried = append(tried, fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", flavorNames(excluded), a.Mode, codeOr(a.Code, admission.ReasonNone), a.Message))
 			return tried, false
@@ -144,6 +144,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 		call := c.call(p.Workload, a)
 		call.Running = append(append([]placement.Running(nil), c.in.Running...), c.started...)
 		call.Held, call.Previous = c.held, c.previous(id)
+		call.NeedGPUMilli, call.FreeGPUMilli = gpuNeed(p.Workload), c.freeGPU
 		if r, ok := c.e.placer.Reserve(call); ok {
 			c.reserve(r, id, a.ClusterQueue, res.Reason)
 			return

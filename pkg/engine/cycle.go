@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
@@ -58,8 +59,9 @@ type cycle struct {
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord
 	pos     map[string]int
-	failed  map[string]PlaceResult // shape key -> placement failure this cycle
-	freeGPU resources.MilliGPU     // free GPU on the overlay, an upper bound (gate.go)
+	failed  map[string]PlaceResult          // shape key -> placement failure this cycle
+	noFit   map[string]admission.Assignment // equivalence class -> NoFit answer (equivalence.go)
+	freeGPU resources.MilliGPU              // free GPU on the overlay, an upper bound (gate.go)
 }
 
 // Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it
@@ -76,6 +78,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		running:       make(map[api.WorkloadID]placement.Running, len(in.Running)),
 		history:       append([]placement.PreemptionRecord(nil), in.History...),
 		failed:        map[string]PlaceResult{},
+		noFit:         map[string]admission.Assignment{},
 	}
 	for _, r := range in.Running {
 		c.running[r.ID] = r

@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/resources"
+
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -72,6 +74,9 @@ type PlaceCall struct {
 	// while still valid, so its ETA cannot slip).
 	Held     placement.ReservationSet
 	Previous *placement.Reservation
+	// NeedGPUMilli and FreeGPUMilli bound the gang's GPU need from below and the free
+	// GPU from above (gate.go), so Reserve can skip end times that cannot be enough.
+	NeedGPUMilli, FreeGPUMilli resources.MilliGPU
 }
 
 // Placer is the placement layer as the cycle uses it. Every method leaves the overlay as

@@ -3,6 +3,8 @@ package placement
 import (
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/resources"
+
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 )
@@ -46,6 +48,10 @@ type ReservationRequest struct {
 	// when it is still valid and the new walk would start later, so backfilled work
 	// can never push an ETA back.
 	Previous *Reservation
+	// NeedGPUMilli is a lower bound of the GPU the gang needs at once and FreeGPUMilli
+	// an upper bound of what is free now (0: unknown). With both the walk starts where
+	// enough GPUs could be free at all, and searches onward from there.
+	NeedGPUMilli, FreeGPUMilli resources.MilliGPU
 }
 
 // ReserveOutcome says what the reservation walk concluded.

@@ -38,7 +38,7 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	groups, unbounded := groupByEnd(req.Running, req.Now)
 	res.Unbounded = unbounded
 	held := heldBefore(req.Held, req.Workload)
-	g, ok := firstFit(p, base, groups, held)
+	g, ok := firstFit(p, base, groups, held, enoughFrom(groups, req))
 	var fresh *Reservation
 	if ok {
 		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
@@ -64,24 +64,57 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	return res, nil
 }
 
-// firstFit finds the first end group after which the gang fits. Freeing capacity only
-// helps, so a binary search finds it; held reservations that begin along the way can
-// break that order, so the found index is verified and a linear walk is the fallback.
-func firstFit(p *overlayProbe, base int, groups []endGroup, held ReservationSet) (int, bool) {
+// firstFit finds the first end group after which the gang fits, searching from start
+// (no group before it frees enough GPUs). Without held reservations freeing capacity
+// only helps, so the first fit is found by galloping from start and then bisecting: a
+// few probes when the gang fits soon after the GPU count allows it, the common case.
+// Held reservations that begin along the way break that order, so with any held the
+// groups are walked one by one: the ETA is then exactly the first end time that fits.
+func firstFit(p *overlayProbe, base int, groups []endGroup, held ReservationSet, start int) (int, bool) {
 	try := func(g int) bool { return fitsAt(p, base, groups, g, held) }
-	if len(groups) == 0 || !try(len(groups)-1) {
+	n := len(groups)
+	if start >= n {
 		return 0, false
 	}
-	g := sort.Search(len(groups), try)
-	if g < len(groups) && try(g) {
-		return g, true
+	if len(held) > 0 {
+		for g := start; g < n; g++ {
+			if try(g) {
+				return g, true
+			}
+		}
+		return 0, false
 	}
-	for g = 0; g < len(groups); g++ {
-		if try(g) {
-			return g, true
+	if !try(n - 1) {
+		return 0, false
+	}
+	lo, hi := start-1, n-1 // lo is before the first fit, try(hi) is true
+	for step := 1; lo+step < hi; step *= 2 {
+		if try(lo + step) {
+			hi = lo + step
+			break
+		}
+		lo += step
+	}
+	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return try(lo + 1 + i) }), true
+}
+
+// enoughFrom is the first end group after which enough GPUs could be free for the gang
+// (free now plus what the groups up to it release); 0 when the need is unknown. Both
+// bounds only ever overstate what is free, so no group before it can fit the gang.
+func enoughFrom(groups []endGroup, req ReservationRequest) int {
+	if req.NeedGPUMilli <= 0 {
+		return 0
+	}
+	free := req.FreeGPUMilli
+	for g, grp := range groups {
+		for _, m := range grp.members {
+			free += m.GPUMilli
+		}
+		if free >= req.NeedGPUMilli {
+			return g
 		}
 	}
-	return 0, false
+	return len(groups)
 }
 
 // fitsAt rolls back to base, frees groups[0..g], holds the reservations that start by

@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
 )
 
@@ -232,10 +233,24 @@ func TestPlanReservationProperties(t *testing.T) {
 		}
 		snap, running := peBind(t, peNodes(t, nodes, 8), gangs)
 		ov := snap.Overlay()
-		fit := peFirstFit("ns/head", rapid.IntRange(1, 3).Draw(rt, "pods"), rapid.IntRange(1, 8).Draw(rt, "per"))
+		pods, per := rapid.IntRange(1, 3).Draw(rt, "pods"), rapid.IntRange(1, 8).Draw(rt, "per")
+		fit := peFirstFit("ns/head", pods, per)
 		res, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
 		if err != nil {
 			rt.Fatal(err)
+		}
+		// The GPU bounds only skip end times that cannot be enough: same answer.
+		free := nodes * 8
+		for _, u := range used {
+			free -= u
+		}
+		bounded, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow,
+			NeedGPUMilli: resources.MilliGPU(pods*per) * resources.MilliPerGPU, FreeGPUMilli: resources.MilliGPU(free) * resources.MilliPerGPU})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if bounded.Outcome != res.Outcome || (res.Reservation != nil && !bounded.Reservation.Start.Equal(res.Reservation.Start)) {
+			rt.Fatalf("with GPU bounds: %s %v; without: %s %v", bounded.Outcome, bounded.Reservation, res.Outcome, res.Reservation)
 		}
 		if len(ov.Changes()) != 0 {
 			rt.Fatalf("overlay changed")
