@@ -4,26 +4,22 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 )
-
-// enabled reports whether a preemption policy allows anything.
-func enabled(p api.PreemptionPolicy) bool { return p != "" && p != api.PreemptNever }
 
 // preemptionPossible reports whether cq may preempt at all; when it may not, a request
 // that does not fit now is NoFit (WaitingForQuota) rather than Preempt.
 func (q *Quota) preemptionPossible(cq nodeID) bool {
 	n := q.s.nodes[cq]
 	p := n.cq.Preemption
-	if enabled(p.WithinClusterQueue) {
+	if p.WithinClusterQueue.Enabled() {
 		return true
 	}
 	if n.parent == noNode {
 		return false
 	}
-	return enabled(p.ReclaimWithinCohort)
+	return p.ReclaimWithinCohort.Enabled()
 }
 
 // candidate is an admitted workload that preemption may take.
@@ -96,7 +92,7 @@ func (pr *preemptor) candidates(protected func(api.WorkloadID) bool) []candidate
 	s := pr.q.s
 	p := s.nodes[pr.cq].cq.Preemption
 	root := s.rootOf[pr.cq]
-	self := pr.wl.ID()
+	self, pre := pr.wl.ID(), pr.wl.PriorityAge()
 	var out []candidate
 	// Map order does not matter: candidates are sorted below by keys that end in the
 	// unique admission sequence number.
@@ -109,15 +105,12 @@ func (pr *preemptor) candidates(protected func(api.WorkloadID) bool) []candidate
 			return
 		}
 		if w.cq == pr.cq {
-			if allowsWithin(p.WithinClusterQueue, w, pr.wl.Priority, pr.wl.Created) {
+			if p.WithinClusterQueue.Allows(pre, w.priorityAge()) {
 				out = append(out, candidate{w: w, reason: InClusterQueue})
 			}
 			return
 		}
-		switch {
-		case p.ReclaimWithinCohort == api.PreemptAny:
-			out = append(out, candidate{w: w, reason: InCohortReclamation, other: true})
-		case p.ReclaimWithinCohort == api.PreemptLowerPriority && w.Priority < pr.wl.Priority:
+		if p.ReclaimWithinCohort.Allows(pre, w.priorityAge()) {
 			out = append(out, candidate{w: w, reason: InCohortReclamation, other: true})
 		}
 	})
@@ -143,16 +136,9 @@ func (pr *preemptor) candidates(protected func(api.WorkloadID) bool) []candidate
 	return out
 }
 
-// allowsWithin applies withinClusterQueue to a candidate of the preemptor's own queue,
-// for a preemptor of the given priority and creation time.
-func allowsWithin(p api.PreemptionPolicy, w *AdmittedWorkload, priority int32, created time.Time) bool {
-	switch p {
-	case api.PreemptLowerPriority:
-		return w.Priority < priority
-	case api.PreemptLowerOrNewerEqualPriority:
-		return w.Priority < priority || (w.Priority == priority && w.Created.After(created))
-	}
-	return false
+// priorityAge is w's side of a preemption policy comparison.
+func (w *AdmittedWorkload) priorityAge() api.PriorityAge {
+	return api.PriorityAge{Priority: w.Priority, Created: w.Created}
 }
 
 // usesNeeded reports whether w uses a cell the preemptor is short of.
@@ -209,10 +195,10 @@ func (pr *preemptor) classic(cands []candidate) []candidate {
 		return pr.minimal(cands, true)
 	}
 	bwc := pr.q.s.nodes[pr.cq].cq.Preemption.BorrowWithinCohort
-	if bwc.Policy == api.PreemptLowerPriority {
+	if bwc.Policy.Enabled() {
 		var allowed []candidate
 		for _, c := range cands {
-			if !c.other || (c.w.Priority < pr.wl.Priority && (bwc.MaxPriorityThreshold == nil || c.w.Priority <= *bwc.MaxPriorityThreshold)) {
+			if !c.other || bwc.Allows(pr.wl.PriorityAge(), c.w.priorityAge()) {
 				if c.other {
 					c.reason = InCohortReclaimWhileBorrowing
 				}
@@ -252,7 +238,7 @@ func (pr *preemptor) victimsMustBorrow(victims []candidate) bool {
 		policy := pr.q.s.nodes[v.w.cq].cq.Preemption.WithinClusterQueue
 		var yield []*AdmittedWorkload // what v could preempt in its own queue
 		pr.q.admitted.each(func(o *AdmittedWorkload) {
-			if o.cq == v.w.cq && !taken[o] && allowsWithin(policy, o, v.w.Priority, v.w.Created) {
+			if o.cq == v.w.cq && !taken[o] && policy.Allows(v.w.priorityAge(), o.priorityAge()) {
 				yield = append(yield, o)
 			}
 		})

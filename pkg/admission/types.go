@@ -71,6 +71,9 @@ const (
 	BlockedByHead ReasonCode = "BlockedByHead"
 	// Inadmissible: set aside after a failed attempt, until something relevant changes.
 	Inadmissible ReasonCode = "Inadmissible"
+	// AdmitFailed: Quota.Admit refused an assignment when recording it (its re-check
+	// against current usage failed); the engine reports it with Admit's error.
+	AdmitFailed ReasonCode = "AdmitFailed"
 )
 
 // FlavorResource names one quota cell: a resource in a flavor.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,9 +27,8 @@ func UnhealthyGPUs(node *corev1.Node) ([]int, error) {
 	}
 	seen := map[int]bool{}
 	for _, id := range strings.Split(v, ",") {
-		head, _, _ := strings.Cut(strings.TrimSpace(id), "/")
-		i, err := strconv.Atoi(strings.TrimPrefix(head, "GPU-"))
-		if !strings.HasPrefix(head, "GPU-") || err != nil || i < 0 {
+		i, err := devices.GPUOfID(strings.TrimSpace(id))
+		if err != nil {
 			return nil, fmt.Errorf("node %s: metadata.annotations[%s]: %q is not a device ID (want GPU-<index>[/...])",
 				node.Name, AnnotationUnhealthyDevices, id)
 		}
@@ -69,8 +67,7 @@ func onUnhealthy(wl *v1alpha1.Workload, unhealthy map[string]map[int]bool) (stri
 	}
 	for _, p := range wl.Status.Admission.Placements {
 		for _, id := range p.Devices {
-			head, _, _ := strings.Cut(id, "/")
-			i, err := strconv.Atoi(strings.TrimPrefix(head, "GPU-"))
+			i, err := devices.GPUOfID(id)
 			if err == nil && unhealthy[p.Node][i] {
 				return p.Node + "/" + id, true
 			}

@@ -163,7 +163,7 @@ func admittedPods(w *world, t *tracked) ([]cluster.BoundPod, error) {
 		if !ok {
 			return out, fmt.Errorf("workload %s: placement on unknown node %s", t.model.ID(), p.Node)
 		}
-		a, err := AssignmentFromIDs(w.nodes[i].Devices, p.Devices)
+		a, err := devices.AssignmentFromIDs(w.nodes[i].Devices, p.Devices)
 		if err != nil {
 			return out, fmt.Errorf("workload %s: node %s: %w", t.model.ID(), p.Node, err)
 		}

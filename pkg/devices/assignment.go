@@ -2,6 +2,7 @@ package devices
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -35,22 +36,28 @@ type Device struct {
 }
 
 // ID is the device's stable name: "GPU-0", "GPU-3/mig-1g.10gb@4", "GPU-2/replica-1",
-// "GPU-1/share-500m" (with "-2048Mi" when memory was asked for).
+// "GPU-1/share-500m" (with "-2048Mi" when memory was asked for). ParseDeviceID reads
+// it back.
 func (d Device) ID() string {
+	gpu := GPUID(d.GPU)
 	switch d.Kind {
 	case MIGDevice:
-		return fmt.Sprintf("GPU-%d/mig-%s@%d", d.GPU, d.Instance.Profile, d.Instance.Start)
+		return gpu + "/" + idMIG + d.Instance.String()
 	case ReplicaDevice:
-		return fmt.Sprintf("GPU-%d/replica-%d", d.GPU, d.Replica)
+		return gpu + "/" + idReplica + strconv.Itoa(d.Replica)
 	case ShareDevice:
-		id := fmt.Sprintf("GPU-%d/share-%dm", d.GPU, d.Milli)
+		id := fmt.Sprintf("%s/%s%dm", gpu, idShare, d.Milli)
 		if d.Memory > 0 {
 			id += fmt.Sprintf("-%dMi", d.Memory)
 		}
 		return id
 	}
-	return fmt.Sprintf("GPU-%d", d.GPU)
+	return gpu
 }
+
+// GPUID is the ID of GPU index as a whole: "GPU-3". Every device ID on that GPU
+// starts with it.
+func GPUID(index int) string { return idGPU + strconv.Itoa(index) }
 
 // Assignment is the devices picked for one pod's request on one node.
 type Assignment struct {

@@ -3,8 +3,8 @@ package nodeagent
 import (
 	"context"
 	"fmt"
-	"strings"
 
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 )
 
@@ -128,7 +128,7 @@ func (w *HealthWatcher) migDeviceID(gpu int, gi uint32) (string, bool) {
 	defer w.inv.mu.Unlock()
 	for _, id := range w.inv.order {
 		p := w.inv.byID[id]
-		if p.Device.GPU == gpu && p.giID == int(gi) && strings.Contains(id, "/mig-") {
+		if p.Device.GPU == gpu && p.giID == int(gi) && p.Device.Kind == devices.MIGDevice {
 			return id, true
 		}
 	}

@@ -124,6 +124,9 @@ func TestGangFailsOnTopologyWithoutTrace(t *testing.T) {
 	if !strings.Contains(d.Topology, "no "+rack+" domain has room for 4 pods") {
 		t.Fatalf("topology reason = %q", d.Topology)
 	}
+	if d.Code() != placement.TopologyUnsatisfied {
+		t.Fatalf("code = %q, want TopologyUnsatisfied", d.Code())
+	}
 	if len(ov.Changes()) != 0 {
 		t.Fatalf("failed gang left %d changes", len(ov.Changes()))
 	}
@@ -195,6 +198,9 @@ func TestDiagnosisCounts(t *testing.T) {
 	if d.NearMiss == nil || d.NearMiss.Node != "small" {
 		t.Fatalf("near miss = %+v", d.NearMiss)
 	}
+	if d.Code() != placement.NoNodeFits {
+		t.Fatalf("code = %q, want NoNodeFits", d.Code())
+	}
 	if s := d.String(); !strings.Contains(s, "0 of 3 nodes fit: 2 taint spot=true:NoSchedule, 1 too few free GPUs") {
 		t.Fatalf("String() = %q", s)
 	}
@@ -205,8 +211,8 @@ func TestInvalidRequestIsADiagnosis(t *testing.T) {
 	ov := snap(t, nil, gt.MakeNode("a").GPUs("H100", 8).Obj()).Overlay()
 	w := gt.MakeWorkload("ns/bad").PodSet("main", 1, gt.Req("nvidia.com/gpu", "1", "gantry.dev/gpu-milli", "500")).Obj()
 	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
-	if d == nil || d.Err == "" || !strings.Contains(d.String(), `pod set "main"`) {
-		t.Fatalf("diagnosis = %v", d)
+	if d == nil || d.Err == "" || !strings.Contains(d.String(), `pod set "main"`) || d.Code() != placement.InvalidWorkload {
+		t.Fatalf("diagnosis = %v (code %q)", d, d.Code())
 	}
 }
 

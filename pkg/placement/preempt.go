@@ -59,11 +59,26 @@ type Preemptor struct {
 	Created  time.Time
 }
 
+func (p Preemptor) priorityAge() api.PriorityAge {
+	return api.PriorityAge{Priority: p.Priority, Created: p.Created}
+}
+
+func (r Running) priorityAge() api.PriorityAge {
+	return api.PriorityAge{Priority: r.Priority, Created: r.Created}
+}
+
+// defaultPolicy is what an empty PreemptionRequest.Policy asks for. It differs from
+// api.PreemptionPolicy's empty value (Never): SelectVictims has always read an unset
+// Policy as LowerPriority, and its callers and tests rely on that; the engine passes the
+// ClusterQueue's loaded policy, which is never empty.
+const defaultPolicy = api.PreemptLowerPriority
+
 // PreemptionRequest is everything victim selection reads besides the overlay.
 type PreemptionRequest struct {
 	Preemptor Preemptor
-	// Policy says which priorities may be preempted: LowerPriority (default when
-	// empty), LowerOrNewerEqualPriority, Any, or Never.
+	// Policy says which priorities may be preempted (api.PreemptionPolicy.Allows):
+	// LowerPriority (also when empty, see defaultPolicy), LowerOrNewerEqualPriority,
+	// Any, or Never.
 	Policy  api.PreemptionPolicy
 	Running []Running
 	// Budgets maps a ClusterQueue name to its disruption budget; queues not listed

@@ -25,25 +25,23 @@ func LostWork(r Running, now time.Time) MilliGPUSeconds {
 	return MilliGPUSeconds(resources.SatMul(resources.Amount(r.GPUMilli), secs))
 }
 
-// priorityAllows says whether policy lets the preemptor evict r, and why not.
+// priorityAllows says whether policy lets the preemptor evict r, and why not. The rule is
+// api.PreemptionPolicy.Allows; only the empty policy reads differently here, as
+// defaultPolicy (see PreemptionRequest.Policy).
 func priorityAllows(policy api.PreemptionPolicy, p Preemptor, r Running) (bool, string) {
-	switch policy {
-	case api.PreemptAny:
+	if policy == "" {
+		policy = defaultPolicy
+	}
+	if policy.Allows(p.priorityAge(), r.priorityAge()) {
 		return true, ""
+	}
+	switch policy {
 	case api.PreemptLowerOrNewerEqualPriority:
-		if r.Priority < p.Priority {
-			return true, ""
-		}
-		if r.Priority == p.Priority && r.Created.After(p.Created) {
-			return true, ""
-		}
 		return false, fmt.Sprintf("priority %d is not lower than %d, and it is not newer", r.Priority, p.Priority)
-	default: // LowerPriority and the empty default
-		if r.Priority < p.Priority {
-			return true, ""
-		}
+	case api.PreemptLowerPriority:
 		return false, fmt.Sprintf("priority %d is not lower than the preemptor's %d", r.Priority, p.Priority)
 	}
+	return false, fmt.Sprintf("the preemption policy %q allows no victim", policy)
 }
 
 // minRuntimeProtects says whether r is too young to preempt.

@@ -64,6 +64,9 @@ func TestPriorityAllows(t *testing.T) {
 		{api.PreemptLowerOrNewerEqualPriority, MakeRunning("equal-newer").Priority(5).Created(peNow.Add(time.Second)).Obj(), true},
 		{api.PreemptLowerOrNewerEqualPriority, MakeRunning("equal-older").Priority(5).Created(peNow.Add(-time.Second)).Obj(), false},
 		{api.PreemptAny, MakeRunning("higher").Priority(9).Obj(), true},
+		// Only the empty policy defaults to LowerPriority; Never and unknown values allow none.
+		{api.PreemptNever, MakeRunning("lower").Priority(0).Obj(), false},
+		{"Sometimes", MakeRunning("lower").Priority(0).Obj(), false},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%s", tc.policy, tc.r.ID), func(t *testing.T) {

@@ -3,11 +3,11 @@ package placement
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
 )
 
 // Allows says whether workload w may keep a placement (its pods, e.g. from
@@ -28,15 +28,15 @@ func (s ReservationSet) Allows(w api.WorkloadID, pods []cluster.BoundPod, expect
 		if !expectedEnd.IsZero() && !expectedEnd.After(r.Start) {
 			continue
 		}
-		reserved := r.devicesByNode()
+		reserved := r.gpusByNode()
 		for _, p := range pods {
-			ids, onReserved := reserved[p.Node]
+			gpus, onReserved := reserved[p.Node]
 			if !onReserved {
 				continue
 			}
-			if gpu, clash := sharedGPU(p.Devices.IDs(), ids); clash {
+			if gpu, clash := sharedGPU(p.Devices, gpus); clash {
 				return false, fmt.Sprintf("pod %s would hold %s on node %s, reserved for %s from %s; %s",
-					p.Ref, gpu, p.Node, r.Workload, r.Start.UTC().Format(time.RFC3339), endClause(expectedEnd, r.Start))
+					p.Ref, devices.GPUID(gpu), p.Node, r.Workload, r.Start.UTC().Format(time.RFC3339), endClause(expectedEnd, r.Start))
 			}
 		}
 	}
@@ -61,28 +61,33 @@ func (r Reservation) devicesByNode() map[string][]string {
 	return out
 }
 
-// gpuOf is the physical GPU of a device ID: "GPU-3/mig-1g.10gb@4" -> "GPU-3". Two IDs on
-// the same physical GPU are treated as a clash even when the slices differ, because MIG
-// instances can overlap in memory slices and replicas share the GPU's compute.
-func gpuOf(id string) string {
-	if i := strings.IndexByte(id, '/'); i >= 0 {
-		return id[:i]
-	}
-	return id
-}
-
-// sharedGPU returns the first physical GPU that both ID lists touch.
-func sharedGPU(a, b []string) (string, bool) {
-	set := make(map[string]bool, len(b))
-	for _, id := range b {
-		set[gpuOf(id)] = true
-	}
-	for _, id := range a {
-		if g := gpuOf(id); set[g] {
-			return g, true
+// gpusByNode maps each reserved node to the GPU indices reserved on it (a node with
+// only non-GPU pods maps to an empty set).
+func (r Reservation) gpusByNode() map[string]map[int]bool {
+	out := make(map[string]map[int]bool, len(r.Pods))
+	for _, p := range r.Pods {
+		set := out[p.Node]
+		if set == nil {
+			set = map[int]bool{}
+			out[p.Node] = set
+		}
+		for _, d := range p.Devices.Devices {
+			set[d.GPU] = true
 		}
 	}
-	return "", false
+	return out
+}
+
+// sharedGPU returns the first GPU of a that is reserved. Devices on the same physical GPU
+// are treated as a clash even when the slices differ, because MIG instances can overlap
+// in memory slices and replicas share the GPU's compute.
+func sharedGPU(a devices.Assignment, reserved map[int]bool) (int, bool) {
+	for _, d := range a.Devices {
+		if reserved[d.GPU] {
+			return d.GPU, true
+		}
+	}
+	return 0, false
 }
 
 func sortedKeys(m map[string][]string) []string {

@@ -117,7 +117,9 @@ type Reservation struct {
 }
 
 // Rejection says why a workload was not admitted this cycle. Reason is a stable code
-// (e.g. "QuotaExceeded", "NoNodeFits"); Details are the human readable facts behind it
+// owned by the layer that decided (admission.ReasonCode such as "WaitingForQuota",
+// placement.FailureCode such as "NoNodeFits", or the engine's own); Details are the
+// human readable facts behind it
 // (per flavor and resource for quota, per dimension counts for placement).
 type Rejection struct {
 	Workload     api.WorkloadID

@@ -2,9 +2,18 @@ package plan
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/devices"
+)
+
+// decision is what a plan decides for a workload; Validate allows one per workload.
+type decision string
+
+const (
+	decAdmitted decision = "admitted"
+	decReserved decision = "reserved"
+	decRejected decision = "rejected"
 )
 
 // Validate checks the plan's internal consistency (not against cluster state, which is
@@ -12,8 +21,8 @@ import (
 // rejected), every binding belongs to an admitted workload and every admission has
 // bindings, no device is bound twice within the plan, and grace periods are not negative.
 func (p *Plan) Validate() error {
-	decided := map[api.WorkloadID]string{}
-	mark := func(id api.WorkloadID, what string) error {
+	decided := map[api.WorkloadID]decision{}
+	mark := func(id api.WorkloadID, what decision) error {
 		if id == "" {
 			return fmt.Errorf("plan cycle %d: %s with an empty workload ID", p.Cycle, what)
 		}
@@ -24,17 +33,17 @@ func (p *Plan) Validate() error {
 		return nil
 	}
 	for _, a := range p.Admissions {
-		if err := mark(a.Workload, "admitted"); err != nil {
+		if err := mark(a.Workload, decAdmitted); err != nil {
 			return err
 		}
 	}
 	for _, r := range p.Reservations {
-		if err := mark(r.Workload, "reserved"); err != nil {
+		if err := mark(r.Workload, decReserved); err != nil {
 			return err
 		}
 	}
 	for _, r := range p.Rejections {
-		if err := mark(r.Workload, "rejected"); err != nil {
+		if err := mark(r.Workload, decRejected); err != nil {
 			return err
 		}
 	}
@@ -44,11 +53,11 @@ func (p *Plan) Validate() error {
 	return p.validateRemovals(decided)
 }
 
-func (p *Plan) validateBindings(decided map[api.WorkloadID]string) error {
+func (p *Plan) validateBindings(decided map[api.WorkloadID]decision) error {
 	bound := map[api.WorkloadID]bool{}
 	used := map[string]string{} // node + "/" + device ID -> pod
 	for _, b := range p.Bindings {
-		if decided[b.Workload] != "admitted" {
+		if decided[b.Workload] != decAdmitted {
 			return fmt.Errorf("plan cycle %d: binding of pod %s to node %s: workload %s is not admitted in this plan",
 				p.Cycle, b.Pod, b.Node, b.Workload)
 		}
@@ -77,7 +86,7 @@ func (p *Plan) validateBindings(decided map[api.WorkloadID]string) error {
 	return nil
 }
 
-func (p *Plan) validateRemovals(decided map[api.WorkloadID]string) error {
+func (p *Plan) validateRemovals(decided map[api.WorkloadID]decision) error {
 	removed := map[api.WorkloadID]bool{}
 	for _, n := range p.Notices {
 		if n.Grace < 0 {
@@ -105,4 +114,7 @@ func (p *Plan) validateRemovals(decided map[api.WorkloadID]string) error {
 // sharedDevice reports whether a device ID names a fraction of a GPU ("GPU-0/share-320m"):
 // several pods may hold equal fractions of one GPU under the same ID, so such IDs are not
 // exclusive (the committer's device model checks that the fractions fit the GPU).
-func sharedDevice(id string) bool { return strings.Contains(id, "/share-") }
+func sharedDevice(id string) bool {
+	k, err := devices.KindOfID(id)
+	return err == nil && k == devices.ShareDevice
+}
