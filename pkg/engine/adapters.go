@@ -161,22 +161,9 @@ func (p *placementLayer) Place(c PlaceCall) PlaceResult {
 	fc := p.constraints(c.Assignment)
 	pl, diag := placement.PlaceWorkload(c.Overlay, c.Workload, fc, p.options(c.Assignment.ClusterQueue, c.Rand))
 	if diag != nil {
-		return PlaceResult{Reason: diagCode(diag), Details: []string{diag.String()}}
+		return PlaceResult{Reason: string(diag.Code()), Details: []string{diag.String()}}
 	}
 	return PlaceResult{OK: true, Bindings: bindingsOf(c.Overlay, c.Workload, &pl)}
-}
-
-// diagCode is the stable code of a diagnosis: its first counted reason, or topology/gang.
-func diagCode(d *placement.Diagnosis) string {
-	switch {
-	case d.Err != "":
-		return "InvalidWorkload"
-	case d.Topology != "":
-		return "TopologyUnsatisfied"
-	case d.FitNodes > 0:
-		return "GangDoesNotFit"
-	}
-	return "NoNodeFits"
 }
 
 func bindingsOf(ov *cluster.Overlay, w *api.Workload, pl *placement.Placement) []plan.Binding {

@@ -227,7 +227,7 @@ func (c *cycle) fitsWithout(p Pending, a admission.Assignment, gone []api.Worklo
 	defer c.ov.Undo(mark)
 	for _, ref := range c.podsOf(gone) {
 		if err := c.ov.Forget(ref); err != nil {
-			return PlaceResult{Reason: "VictimNotBound", Details: []string{err.Error()}}, false
+			return PlaceResult{Reason: string(placement.VictimNotBound), Details: []string{err.Error()}}, false
 		}
 	}
 	res := c.e.placer.Place(c.call(p.Workload, a))

@@ -34,7 +34,7 @@ const (
 	ReasonHeldForPreemptor = "HeldForPreemptor"
 	// ReasonAdmitFailed: placement found room but reserving the quota failed (the
 	// quota state moved under the cycle); it is retried next cycle.
-	ReasonAdmitFailed = "AdmitFailed"
+	ReasonAdmitFailed = string(admission.AdmitFailed)
 )
 
 // cycle is the mutable state of one Cycle call.

@@ -175,33 +175,19 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 	})
 }
 
-// mayPreempt is a conservative reading of the preemptor's ClusterQueue policy: could
-// it ever choose victim (true when unsure)?
+// mayPreempt reads the preemptor's ClusterQueue policy through the one rule admission
+// and placement use (api.PreemptionPolicy.Allows): could it ever choose victim? Across
+// queues it errs towards waking (the borrowing threshold is not checked).
 func (s *Scheduler) mayPreempt(pre, victim *entry) bool {
 	cq, ok := s.resolver.ClusterQueue(pre.res.ClusterQueue)
 	if !ok {
 		return false
 	}
-	pp, vp := pre.w.Priority, victim.w.Priority
+	p, v := pre.w.PriorityAge(), victim.w.PriorityAge()
 	if pre.res.ClusterQueue == victim.res.ClusterQueue {
-		switch cq.Preemption.WithinClusterQueue {
-		case api.PreemptLowerPriority:
-			return pp > vp
-		case api.PreemptLowerOrNewerEqualPriority:
-			return pp >= vp
-		case api.PreemptNever, "":
-			return false
-		}
-		return true
+		return cq.Preemption.WithinClusterQueue.Allows(p, v)
 	}
-	switch {
-	case cq.Preemption.ReclaimWithinCohort == api.PreemptAny:
-		return true
-	case cq.Preemption.ReclaimWithinCohort == api.PreemptLowerPriority:
-		return pp > vp
-	}
-	bwc := cq.Preemption.BorrowWithinCohort.Policy
-	return bwc != "" && bwc != api.PreemptNever && pp > vp
+	return cq.Preemption.ReclaimWithinCohort.Allows(p, v) || cq.Preemption.BorrowWithinCohort.Policy.Allows(p, v)
 }
 
 // rootOf is the root of ClusterQueue cq's cohort tree ("cq:" + its name when it has no

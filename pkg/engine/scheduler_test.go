@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// schedWorld is one 8-GPU node, ClusterQueue cq with 8 GPUs, LocalQueues ns/open and
+// ns/drained pointing at it.
+func schedWorld(t *testing.T, drained api.StopPolicy) (*api.Objects, *cluster.Snapshot) {
+	t.Helper()
+	objs := &api.Objects{
+		Flavors: []api.ResourceFlavor{{Meta: api.Meta{Name: "h"}}},
+		NodePools: []api.NodePool{{Meta: api.Meta{Name: "h"}, Count: 1, GPUModel: "H100", GPUsPerNode: 8,
+			CPU: 64000, Memory: 1 << 40}},
+		ClusterQueues: []api.ClusterQueue{{Meta: api.Meta{Name: "cq"}, QueueingStrategy: api.BestEffortFIFO,
+			ResourceGroups: []api.ResourceGroup{{CoveredResources: []resources.Name{resources.NvidiaGPU},
+				Flavors: []api.FlavorQuotas{{Name: "h", Resources: []api.ResourceQuota{{Name: resources.NvidiaGPU, Nominal: 8}}}}}}}},
+		LocalQueues: []api.LocalQueue{{Meta: api.Meta{Name: "open", Namespace: "ns"}, ClusterQueue: "cq"},
+			{Meta: api.Meta{Name: "drained", Namespace: "ns"}, ClusterQueue: "cq", StopPolicy: drained}},
+	}
+	nodes, err := cluster.ExpandPool(objs.NodePools[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs, snap
+}
+
+func gpuJob(name, lq string, gpus int64) *api.Workload {
+	return &api.Workload{Meta: api.Meta{Namespace: "ns", Name: name, Created: t0}, Queue: lq,
+		PodSets: []api.PodSet{{Name: "main", Count: 1, Requests: resources.Vector{resources.NvidiaGPU: resources.Amount(gpus)}}}}
+}
+
+// A running workload of a LocalQueue whose stop policy is HoldAndDrain is evicted by
+// the next cycle; one of an open LocalQueue of the same ClusterQueue is not.
+func TestSchedulerDrainsLocalQueue(t *testing.T) {
+	objs, snap := schedWorld(t, api.StopHoldAndDrain)
+	s, err := Build(objs, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota, err := admission.NewQuota(objs, admission.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*api.Workload{gpuJob("a", "open", 1), gpuJob("b", "drained", 1)} {
+		if err := s.Submit(w, t0, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s.Started(w.ID(), t0)
+	}
+	running := []placement.Running{{ID: "ns/a", Queue: "cq", StartedAt: t0}, {ID: "ns/b", Queue: "cq", StartedAt: t0}}
+	p := s.Cycle(World{Now: t0.Add(time.Minute), Cluster: snap, Quota: quota, Running: running})
+	if len(p.Evictions) != 1 || p.Evictions[0].Workload != "ns/b" {
+		t.Fatalf("evictions %+v, want only ns/b", p.Evictions)
+	}
+	if p.Evictions[0].Reason != "LocalQueue ns/drained has stop policy HoldAndDrain" {
+		t.Errorf("reason %q", p.Evictions[0].Reason)
+	}
+}
+
+// A workload held by its queue is parked until the queue objects change, and a
+// submit of the same workload twice is an error.
+func TestSchedulerParksHeldQueues(t *testing.T) {
+	objs, snap := schedWorld(t, api.StopHold)
+	s, err := Build(objs, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota, _ := admission.NewQuota(objs, admission.Options{})
+	w := gpuJob("held", "drained", 1)
+	if err := s.Submit(w, t0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Submit(w, t0, 0); err == nil {
+		t.Error("a second Submit of the same workload was accepted")
+	}
+	world := World{Now: t0, Cluster: snap, Quota: quota}
+	p := s.Cycle(world)
+	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Reason != string(admission.QueueHeld) {
+		t.Fatalf("plan %+v, want one QueueHeld rejection", p)
+	}
+	s.Committed(p, nil)
+	if got := s.Parked(w.ID()); got != ParkedQueue {
+		t.Fatalf("parked %v, want ParkedQueue", got)
+	}
+	if p := s.Cycle(world); !p.IsEmpty() {
+		t.Errorf("a parked workload was tried again without a change: %+v", p)
+	}
+	if _, considered := s.Stats(); considered != 0 {
+		t.Errorf("%d pending handed to the engine, want 0 (the queue layer answered)", considered)
+	}
+}
