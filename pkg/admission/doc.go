@@ -12,6 +12,8 @@
 //
 // Main types: Quota (the cohort tree with usage; cheap Clone for what-ifs), Assignment
 // (the outcome of Assign: a flavor per pod set and resource, an ordered Mode and the
-// reason for every flavor tried), Victim (FindVictims), Queues (pending workloads) and
-// Manager (the three together, the surface the engine uses).
+// reason for every flavor tried), Victim (FindVictims), Resolver (LocalQueue →
+// ClusterQueue, namespace selectors, stop policies: the queue rules the engine's
+// scheduler enforces), and Queues/Manager (a Kueue-style queue manager with admission
+// fair sharing across LocalQueues; not yet on the engine's path, see docs/admission.md).
 package admission

@@ -6,6 +6,8 @@
 // bound twice.
 //
 // It also owns the workload lifecycle state machine shared by the simulator and the
-// controller (lifecycle.go) and a device ledger committers use for the re-check.
+// controller (lifecycle.go). Committers re-check against their own state (the
+// simulator: admission.Quota.Admit and cluster.Snapshot.Apply, which refuses a device in
+// use; the controller: Workload status writes with optimistic concurrency).
 // The package is pure data and validation: no I/O, no clocks.
 package plan

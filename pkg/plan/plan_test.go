@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gantry-sched/gantry/pkg/api"
-	"pgregory.net/rapid"
 )
 
 func TestValidate(t *testing.T) {
@@ -74,73 +71,6 @@ func TestBindingsOfAndIsEmpty(t *testing.T) {
 	if u := p.Admissions[0].Usage(); u["nvidia.com/gpu"] != 1 {
 		t.Fatalf("Usage() = %v, want nvidia.com/gpu=1", u)
 	}
-}
-
-func TestLedgerNeverBindsTwice(t *testing.T) {
-	l := NewLedger()
-	a := MakePlan(1).Admit("ns/a", "cq").Bind("ns/a", "a-0", "n1", "GPU-0", "GPU-1").Obj()
-	if err := l.Bind(a.Bindings); err != nil {
-		t.Fatalf("first Bind: %v", err)
-	}
-	b := MakePlan(2).Admit("ns/b", "cq").Bind("ns/b", "b-0", "n1", "GPU-2").Bind("ns/b", "b-1", "n1", "GPU-1").Obj()
-	if err := l.Bind(b.Bindings); err == nil || !strings.Contains(err.Error(), "already bound to workload ns/a") {
-		t.Fatalf("second Bind = %v, want conflict on GPU-1", err)
-	}
-	if got := l.Bound("n1"); strings.Join(got, ",") != "GPU-0,GPU-1" {
-		t.Fatalf("after refused Bind, Bound(n1) = %v, want only ns/a's devices (all-or-nothing)", got)
-	}
-	l.ReleaseWorkload("ns/a")
-	if err := l.Bind(b.Bindings); err != nil {
-		t.Fatalf("Bind after release: %v", err)
-	}
-	l.ReleaseNode("n1")
-	if got := l.Bound("n1"); len(got) != 0 {
-		t.Fatalf("Bound after ReleaseNode = %v, want none", got)
-	}
-}
-
-// TestLedgerProperty: whatever sequence of binds and releases, no device ever has two owners
-// and the ledger agrees with a simple model.
-func TestLedgerProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		l := NewLedger()
-		model := map[string]string{} // node/device -> workload
-		steps := rapid.IntRange(1, 40).Draw(t, "steps")
-		for i := 0; i < steps; i++ {
-			w := rapid.SampledFrom([]string{"ns/a", "ns/b", "ns/c"}).Draw(t, "workload")
-			if rapid.Bool().Draw(t, "release") {
-				l.ReleaseWorkload(api.WorkloadID(w))
-				for k, o := range model {
-					if o == w {
-						delete(model, k)
-					}
-				}
-				continue
-			}
-			node := rapid.SampledFrom([]string{"n1", "n2"}).Draw(t, "node")
-			dev := rapid.SampledFrom([]string{"GPU-0", "GPU-1", "GPU-2"}).Draw(t, "device")
-			p := MakePlan(int64(i)).Admit(w, "cq").Bind(w, "p", node, dev).Obj()
-			err := l.Bind(p.Bindings)
-			_, taken := model[node+"/"+dev]
-			if taken != (err != nil) {
-				t.Fatalf("Bind(%s on %s/%s): err=%v but model says taken=%v", w, node, dev, err, taken)
-			}
-			if err == nil {
-				model[node+"/"+dev] = w
-			}
-		}
-		for _, node := range []string{"n1", "n2"} {
-			n := 0
-			for k := range model {
-				if strings.HasPrefix(k, node+"/") {
-					n++
-				}
-			}
-			if got := len(l.Bound(node)); got != n {
-				t.Fatalf("Bound(%s) has %d devices, model %d", node, got, n)
-			}
-		}
-	})
 }
 
 func TestTransitions(t *testing.T) {
