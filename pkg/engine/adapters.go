@@ -208,6 +208,14 @@ func (p *placementLayer) Preempt(c PlaceCall) PreemptResult {
 	return out
 }
 
+// Preempts reports whether the ClusterQueue's withinClusterQueue policy lets its
+// workloads preempt running gangs on the nodes (Preempt refuses otherwise).
+func (p *placementLayer) Preempts(clusterQueue string) bool {
+	return p.queues[clusterQueue].Preemption.WithinClusterQueue != api.PreemptNever
+}
+
+var _ nodePreempter = (*placementLayer)(nil)
+
 // graceFor is the placer's own notice period, else the engine's.
 func (p *placementLayer) graceFor(c PlaceCall) time.Duration {
 	if p.grace > 0 {

@@ -81,8 +81,8 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 		return res, false
 	}
 	holds := c.holdsFor(p)
-	key := shapeKey(p.Workload, a) + holdKey(holds)
-	if res, failed := c.failed[key]; failed {
+	key := c.shapeOf(p) + flavorKey(a)
+	if res, failed := c.failedUnder(key, holds); failed {
 		return res, false
 	}
 	mark := c.ov.Mark()
@@ -90,7 +90,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 	res := c.e.placer.Place(c.call(p.Workload, a))
 	if !res.OK {
 		c.ov.Undo(mark)
-		c.failed[key] = res
+		c.recordFailure(key, holds, res)
 		return res, false
 	}
 	c.release(held)
@@ -157,6 +157,9 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 // notices and records the preemptor as waiting.
 func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []string) bool {
 	id := p.Workload.ID()
+	if np, ok := c.e.placer.(nodePreempter); ok && !np.Preempts(a.ClusterQueue) {
+		return false
+	}
 	call := c.call(p.Workload, a)
 	call.Running = c.eligibleRunning(id)
 	pr := c.e.placer.Preempt(call)

@@ -59,7 +59,8 @@ type cycle struct {
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord
 	pos     map[string]int
-	failed  map[string]PlaceResult          // shape key -> placement failure this cycle
+	failed  map[string][]failure            // shape key -> placement failures this cycle (equivalence.go)
+	shapes  map[api.WorkloadID]string       // shape keys computed this cycle (Pending.Shape unset)
 	noFit   map[string]admission.Assignment // equivalence class -> NoFit answer (equivalence.go)
 	freeGPU resources.MilliGPU              // free GPU on the overlay, an upper bound (gate.go)
 }
@@ -77,7 +78,8 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		blocked:       map[string]bool{},
 		running:       make(map[api.WorkloadID]placement.Running, len(in.Running)),
 		history:       append([]placement.PreemptionRecord(nil), in.History...),
-		failed:        map[string]PlaceResult{},
+		failed:        map[string][]failure{},
+		shapes:        map[api.WorkloadID]string{},
 		noFit:         map[string]admission.Assignment{},
 	}
 	for _, r := range in.Running {

@@ -54,7 +54,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 				break
 			}
 			in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
-				QueuedAt: e.queuedAt, Runtime: e.runtime})
+				QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape})
 			if e.reserved != nil {
 				in.Previous[id] = *e.reserved
 			}

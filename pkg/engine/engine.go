@@ -82,6 +82,9 @@ type Pending struct {
 	// Runtime is the expected run time (known duration or max runtime); 0 = unknown.
 	// Backfill only lets workloads with a known runtime use reserved nodes.
 	Runtime time.Duration
+	// Shape is ShapeKey(Workload), when the caller keeps it (the scheduler computes it
+	// once per workload); empty means the cycle computes it.
+	Shape string
 }
 
 // Input is everything one cycle reads. The cycle changes Quota (its own what-if copy)

@@ -11,13 +11,16 @@ import (
 // Equivalent workloads are answered once per cycle. Admission's flavor assignment is a
 // function of the quota usage, the ClusterQueue, the pod sets (requests, counts, node
 // constraints) and the flavors ruled out; it does not read priority. Within a cycle
-// usage only grows (admissions), so a NoFit stays NoFit for every later workload of the
-// same class: the cycle keeps those answers and does not ask admission again. Fit,
-// Borrow and Preempt answers are not kept: they move with every admission.
+// usage only grows (admissions), and for one pod set each flavor's answer only gets
+// worse with usage, so a NoFit stays NoFit for every later workload of the same class:
+// the cycle keeps those answers and does not ask admission again. With several pod sets
+// the flavors are chosen greedily pod set by pod set, which is not monotone, so those
+// are always asked. Fit, Borrow and Preempt answers are not kept: they move with every
+// admission.
 
 // assign is Quota.AssignWithout with the cycle's NoFit memo.
 func (c *cycle) assign(w *api.Workload, cq string, without map[string]bool) admission.Assignment {
-	key := cq + "\x00" + excludedKey(without) + "\x00" + shapeKey(w, admission.Assignment{})
+	key := cq + "\x00" + excludedKey(without) + "\x00" + c.shapeOf(Pending{Workload: w})
 	if a, ok := c.noFit[key]; ok {
 		a.Workload = w.ID()
 		return a
@@ -28,7 +31,7 @@ func (c *cycle) assign(w *api.Workload, cq string, without map[string]bool) admi
 	} else {
 		a = c.in.Quota.AssignWithout(w, cq, without)
 	}
-	if a.Mode == admission.NoFit && a.Code != admission.InvalidWorkload {
+	if a.Mode == admission.NoFit && a.Code != admission.InvalidWorkload && len(w.PodSets) == 1 {
 		c.noFit[key] = a
 	}
 	return a
@@ -47,4 +50,68 @@ func excludedKey(without map[string]bool) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ",")
+}
+
+// failure is a placement failure of one shape under one set of held reservations
+// (mask has bit i for held reservation i; exact names the set instead when an index
+// does not fit in the mask). Only the same set matches: placing a gang is greedy, so
+// it is not monotone in capacity (with fewer free GPUs a gang can land where it did
+// not with more), and a failure under fewer holds says nothing about more.
+type failure struct {
+	mask  uint64
+	exact string
+	res   PlaceResult
+}
+
+// holdMask is the bit set of hold indices, or false when one is 64 or more.
+func holdMask(holds []int) (uint64, bool) {
+	var m uint64
+	for _, i := range holds {
+		if i >= 64 {
+			return 0, false
+		}
+		m |= 1 << uint(i)
+	}
+	return m, true
+}
+
+// failedUnder returns a recorded failure of the shape under the same holds.
+func (c *cycle) failedUnder(key string, holds []int) (PlaceResult, bool) {
+	mask, small := holdMask(holds)
+	exact := ""
+	if !small {
+		exact = holdKey(holds)
+	}
+	for _, f := range c.failed[key] {
+		if (f.exact == "" && small && f.mask == mask) || (f.exact != "" && f.exact == exact) {
+			return f.res, true
+		}
+	}
+	return PlaceResult{}, false
+}
+
+// recordFailure remembers that the shape failed under holds for the rest of the cycle
+// (within a cycle the overlay only gains pods, so it still would).
+func (c *cycle) recordFailure(key string, holds []int, res PlaceResult) {
+	f := failure{res: res}
+	if mask, small := holdMask(holds); small {
+		f.mask = mask
+	} else {
+		f.exact = holdKey(holds)
+	}
+	c.failed[key] = append(c.failed[key], f)
+}
+
+// shapeOf is p's shape key: the caller's, else computed once per cycle.
+func (c *cycle) shapeOf(p Pending) string {
+	if p.Shape != "" {
+		return p.Shape
+	}
+	id := p.Workload.ID()
+	if s, ok := c.shapes[id]; ok {
+		return s
+	}
+	s := ShapeKey(p.Workload)
+	c.shapes[id] = s
+	return s
 }

@@ -79,6 +79,13 @@ type PlaceCall struct {
 	NeedGPUMilli, FreeGPUMilli resources.MilliGPU
 }
 
+// nodePreempter is what a Placer may also say: whether a ClusterQueue's workloads may
+// preempt on the nodes at all. The cycle asks before it lists eligible victims, which
+// costs a walk over every running workload.
+type nodePreempter interface {
+	Preempts(clusterQueue string) bool
+}
+
 // Placer is the placement layer as the cycle uses it. Every method leaves the overlay as
 // it found it, except Place on success (the gang's pods stay assumed).
 type Placer interface {

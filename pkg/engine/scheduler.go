@@ -56,6 +56,7 @@ const (
 // entry is the scheduler's record of one workload.
 type entry struct {
 	w        *api.Workload
+	shape    string // ShapeKey(w), computed once
 	res      admission.Resolution
 	strategy api.QueueingStrategy
 	phase    phase
@@ -96,7 +97,7 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	if _, dup := s.wls[id]; dup {
 		return fmt.Errorf("engine: submit: workload %s is known already", id)
 	}
-	e := &entry{w: w, res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
+	e := &entry{w: w, shape: ShapeKey(w), res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
 		e.strategy = cq.QueueingStrategy
 	}

@@ -1,43 +1,71 @@
 package engine
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
-// shapeKey identifies what placement sees of a workload under an assignment: the pod
-// sets (requests, counts, gang sizes, node constraints, topology) and the assigned
-// flavors. Two workloads with the same key get the same placement answer on the same
-// overlay, which lets a cycle skip shapes that already failed.
-func shapeKey(w *api.Workload, a admission.Assignment) string {
+// ShapeKey identifies what admission and placement see of a workload: its pod sets
+// (requests, counts, gang sizes, node constraints, topology). Two workloads with the
+// same key get the same quota and placement answers on the same state, which lets a
+// cycle answer equivalent workloads once. It is computed once per workload (the
+// scheduler keeps it), so it is built without fmt.
+func ShapeKey(w *api.Workload) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mm=%d|", w.MinMember)
+	b.WriteString("mm=")
+	b.WriteString(strconv.Itoa(int(w.MinMember)))
+	b.WriteByte('|')
 	for _, ps := range w.PodSets {
-		fmt.Fprintf(&b, "%s:%d/%d:%s:%s:", ps.Name, ps.Count, ps.MinCount, ps.Requests.String(), sortedMap(ps.NodeSelector))
+		b.WriteString(ps.Name)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(int(ps.Count)))
+		b.WriteByte('/')
+		b.WriteString(strconv.Itoa(int(ps.MinCount)))
+		b.WriteByte(':')
+		b.WriteString(ps.Requests.String())
+		b.WriteByte(':')
+		b.WriteString(sortedMap(ps.NodeSelector))
+		b.WriteByte(':')
 		if ps.Affinity != nil {
 			b.WriteString(ps.Affinity.String())
 		}
 		for _, t := range ps.Tolerations {
 			b.WriteString(t.String())
 		}
-		if ps.Topology != nil {
-			fmt.Fprintf(&b, "%+v", *ps.Topology)
+		if t := ps.Topology; t != nil {
+			b.WriteString(string(t.Mode) + "/" + t.Level + "/" + t.SliceLevel + "/" +
+				strconv.Itoa(int(t.SliceSize)) + "/" + strconv.Itoa(int(t.HighestTierAllowed)))
 		}
 		b.WriteByte('|')
 	}
+	return b.String()
+}
+
+// flavorKey names the flavors an assignment gives each pod set and resource: with the
+// shape key it is what placement sees.
+func flavorKey(a admission.Assignment) string {
+	var b strings.Builder
 	for _, ps := range a.PodSets {
 		for _, r := range ps.Resources {
-			fmt.Fprintf(&b, "%s.%s=%s;", ps.Name, r.Resource, r.Flavor)
+			b.WriteString(ps.Name)
+			b.WriteByte('.')
+			b.WriteString(string(r.Resource))
+			b.WriteByte('=')
+			b.WriteString(r.Flavor)
+			b.WriteByte(';')
 		}
 	}
 	return b.String()
 }
 
 func sortedMap(m map[string]string) string {
+	if len(m) == 0 {
+		return ""
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
