@@ -151,6 +151,7 @@ func (p *placementLayer) fit(c PlaceCall) placement.GangFit {
 	w, a := c.Workload, c.Assignment
 	fc := p.constraints(a)
 	opts := p.options(a.ClusterQueue, c.Rand)
+	opts.Quiet = true // preemption and reservation walks ask only whether it fits
 	return func(ov *cluster.Overlay) (*placement.Placement, bool) {
 		pl, diag := placement.PlaceWorkload(ov, w, fc, opts)
 		return &pl, diag == nil

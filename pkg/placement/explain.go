@@ -10,6 +10,9 @@ import (
 // its first rejection, and the nearest miss (fewest rejections, then name).
 func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	d := &Diagnosis{Workload: p.w.ID(), PodSet: p.ps.Name, Pod: p.next, TotalNodes: p.ov.NumNodes()}
+	if p.quiet {
+		return d
+	}
 	var t tally
 	in := make(map[int]bool, len(nodes))
 	for _, i := range nodes {

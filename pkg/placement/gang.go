@@ -32,7 +32,7 @@ func PlaceWorkload(ov *cluster.Overlay, w *api.Workload, fc FlavorConstraints, o
 		if err != nil {
 			return Placement{}, &Diagnosis{Workload: w.ID(), PodSet: ps.Name, GangSize: total, TotalNodes: ov.NumNodes(), Err: err.Error()}
 		}
-		p := &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand, fits: opts.FitCache}
+		p := &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand, fits: opts.FitCache, quiet: opts.Quiet}
 		placers[si] = p
 		pods, d := p.place(gang[si])
 		if d != nil {
@@ -135,6 +135,7 @@ type setPlacer struct {
 	scorers []WeightedScorer
 	rnd     *rand.Rand
 	fits    *FitCache // optional
+	quiet   bool      // no per-node diagnosis on failure (Options.Quiet)
 	next    int       // next pod index
 	scope   []int     // nodes of the domain the gang landed in; nil = anywhere
 }

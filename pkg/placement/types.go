@@ -38,6 +38,10 @@ type Options struct {
 	// caller placing many workloads on overlays of one snapshot skips repeated Fit calls
 	// on nodes that did not change. Decisions are the same with or without it.
 	FitCache *FitCache
+	// Quiet skips the per-node diagnosis of a failed placement (every node checked
+	// again, each rejection formatted): callers that only ask whether a gang fits, such
+	// as reservation walks, get a Diagnosis without Counts, NearMiss or FitNodes.
+	Quiet bool
 }
 
 // PodPlacement is one pod's place: its pod set, index in the set, node and devices.
