@@ -1,0 +1,121 @@
+package controller
+
+import (
+	"errors"
+	"maps"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/manifest"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// queueSource is the Source.File of every queue object read from the API server; errors
+// read "cluster: ClusterQueue gpu: spec.queueingStrategy: ...".
+const queueSource = "cluster"
+
+// queueStore keeps the typed queue objects as the informers deliver them and their
+// conversion into the engine's model, redone only after one of them changed.
+type queueStore struct {
+	flavors    keyed[*v1alpha1.ResourceFlavor]
+	cohorts    keyed[*v1alpha1.Cohort]
+	cqs        keyed[*v1alpha1.ClusterQueue]
+	lqs        keyed[*v1alpha1.LocalQueue]
+	wpcs       keyed[*v1alpha1.WorkloadPriorityClass]
+	topologies keyed[*v1alpha1.Topology]
+	namespaces keyed[*corev1.Namespace]
+
+	dirty       bool
+	objs        *api.Objects // the last conversion, shared read-only with snapshots
+	problems    []string     // objects left out of objs, each with its object and field
+	conversions int          // how many times objs was built (tests count them)
+}
+
+// putQueueObject stores o and marks the conversion stale when o is new or its spec,
+// labels or annotations changed: conversion reads nothing else, so a status write
+// (the controller's own, after most passes) does not force one.
+func putQueueObject[T client.Object](q *queueStore, k *keyed[T], o T) {
+	key := objKey(o)
+	if old, ok := k.get(key); !ok || specChanged(old, o) {
+		q.dirty = true
+	}
+	k.put(key, o)
+}
+
+// deleteQueueObject forgets the object under key.
+func deleteQueueObject[T client.Object](q *queueStore, k *keyed[T], key string) {
+	if k.del(key) {
+		q.dirty = true
+	}
+}
+
+func specChanged(old, cur client.Object) bool {
+	return old.GetGeneration() != cur.GetGeneration() || !maps.Equal(old.GetLabels(), cur.GetLabels()) ||
+		!maps.Equal(old.GetAnnotations(), cur.GetAnnotations())
+}
+
+// current returns the converted objects, converting first when something changed.
+func (q *queueStore) current() (*api.Objects, []string) {
+	if q.dirty || q.objs == nil {
+		q.convert()
+		q.dirty = false
+	}
+	return q.objs, q.problems
+}
+
+// convert runs the typed objects through manifest.LoadTyped, the loader `gantry
+// simulate` uses, so defaults and checks are the same. An object with a problem is left
+// out and the rest converted again without it, until what remains is clean: one bad
+// ClusterQueue stops its own workloads (and its LocalQueues, whose reference then
+// fails), not the whole cluster.
+func (q *queueStore) convert() {
+	q.conversions++
+	q.problems = nil
+	left := map[string]bool{} // "Kind/key" of objects left out
+	for {
+		objs, err := manifest.LoadTyped(queueSource, q.typed(left))
+		var list manifest.ErrorList
+		if err == nil || !errors.As(err, &list) {
+			if err != nil {
+				q.problems = append(q.problems, err.Error())
+			}
+			q.objs = objs
+			return
+		}
+		more := false
+		for _, e := range list {
+			q.problems = append(q.problems, e.Error())
+			if id := e.Kind + "/" + e.Name; !left[id] {
+				left[id], more = true, true
+			}
+		}
+		if !more { // no object to blame: keep what loaded
+			q.objs = objs
+			return
+		}
+	}
+}
+
+// typed gathers the stored objects in key order, leaving out those in left.
+func (q *queueStore) typed(left map[string]bool) manifest.Typed {
+	return manifest.Typed{
+		Flavors:                 keep(&q.flavors, "ResourceFlavor", left),
+		Cohorts:                 keep(&q.cohorts, "Cohort", left),
+		ClusterQueues:           keep(&q.cqs, "ClusterQueue", left),
+		LocalQueues:             keep(&q.lqs, "LocalQueue", left),
+		WorkloadPriorityClasses: keep(&q.wpcs, "WorkloadPriorityClass", left),
+		Topologies:              keep(&q.topologies, "Topology", left),
+		Namespaces:              keep(&q.namespaces, "Namespace", left),
+	}
+}
+
+func keep[T any](k *keyed[T], kind string, left map[string]bool) []T {
+	out := make([]T, 0, k.len())
+	for _, key := range k.keys() {
+		if !left[kind+"/"+key] {
+			out = append(out, k.items[key])
+		}
+	}
+	return out
+}
