@@ -34,29 +34,31 @@ func newStateCache() *stateCache {
 }
 
 // apply records an added or updated object; kinds the cache does not keep are ignored.
-func (c *stateCache) apply(obj any) {
+// It reports whether a pass could decide differently now: false only for a queue
+// object whose change conversion does not read (a status write, a Namespace's phase).
+func (c *stateCache) apply(obj any) bool {
 	if n, ok := obj.(*corev1.Node); ok {
 		c.putNode(n)
-		return
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	q := &c.queues
 	switch o := obj.(type) {
 	case *v1alpha1.ResourceFlavor:
-		putQueueObject(q, &q.flavors, o)
+		return putQueueObject(q, &q.flavors, o)
 	case *v1alpha1.Cohort:
-		putQueueObject(q, &q.cohorts, o)
+		return putQueueObject(q, &q.cohorts, o)
 	case *v1alpha1.ClusterQueue:
-		putQueueObject(q, &q.cqs, o)
+		return putQueueObject(q, &q.cqs, o)
 	case *v1alpha1.LocalQueue:
-		putQueueObject(q, &q.lqs, o)
+		return putQueueObject(q, &q.lqs, o)
 	case *v1alpha1.WorkloadPriorityClass:
-		putQueueObject(q, &q.wpcs, o)
+		return putQueueObject(q, &q.wpcs, o)
 	case *v1alpha1.Topology:
-		putQueueObject(q, &q.topologies, o)
+		return putQueueObject(q, &q.topologies, o)
 	case *corev1.Namespace:
-		putQueueObject(q, &q.namespaces, o)
+		return putQueueObject(q, &q.namespaces, o)
 	case *schedulingv1.PriorityClass:
 		c.classes[o.Name] = o.Value
 	case *v1alpha1.Workload:
@@ -64,16 +66,18 @@ func (c *stateCache) apply(obj any) {
 	case *corev1.Pod:
 		c.pods.put(o)
 	}
+	return true
 }
 
-// remove forgets a deleted object (or the last state of one whose deletion was missed).
-func (c *stateCache) remove(obj any) {
+// remove forgets a deleted object (or the last state of one whose deletion was
+// missed); it reports whether a pass could decide differently now.
+func (c *stateCache) remove(obj any) bool {
 	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	o, ok := obj.(client.Object)
 	if !ok {
-		return
+		return true
 	}
 	key := objKey(o)
 	c.mu.Lock()
@@ -81,19 +85,19 @@ func (c *stateCache) remove(obj any) {
 	q := &c.queues
 	switch o.(type) {
 	case *v1alpha1.ResourceFlavor:
-		deleteQueueObject(q, &q.flavors, key)
+		return deleteQueueObject(q, &q.flavors, key)
 	case *v1alpha1.Cohort:
-		deleteQueueObject(q, &q.cohorts, key)
+		return deleteQueueObject(q, &q.cohorts, key)
 	case *v1alpha1.ClusterQueue:
-		deleteQueueObject(q, &q.cqs, key)
+		return deleteQueueObject(q, &q.cqs, key)
 	case *v1alpha1.LocalQueue:
-		deleteQueueObject(q, &q.lqs, key)
+		return deleteQueueObject(q, &q.lqs, key)
 	case *v1alpha1.WorkloadPriorityClass:
-		deleteQueueObject(q, &q.wpcs, key)
+		return deleteQueueObject(q, &q.wpcs, key)
 	case *v1alpha1.Topology:
-		deleteQueueObject(q, &q.topologies, key)
+		return deleteQueueObject(q, &q.topologies, key)
 	case *corev1.Namespace:
-		deleteQueueObject(q, &q.namespaces, key)
+		return deleteQueueObject(q, &q.namespaces, key)
 	case *schedulingv1.PriorityClass:
 		delete(c.classes, key)
 	case *corev1.Node:
@@ -105,6 +109,7 @@ func (c *stateCache) remove(obj any) {
 	case *corev1.Pod:
 		c.pods.del(key)
 	}
+	return true
 }
 
 // putNode converts n outside the lock (events of one informer come one at a time), and

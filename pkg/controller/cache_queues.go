@@ -34,20 +34,26 @@ type queueStore struct {
 
 // putQueueObject stores o and marks the conversion stale when o is new or its spec,
 // labels or annotations changed: conversion reads nothing else, so a status write
-// (the controller's own, after most passes) does not force one.
-func putQueueObject[T client.Object](q *queueStore, k *keyed[T], o T) {
+// (the controller's own, after most passes) does not force one. It reports whether
+// the conversion went stale.
+func putQueueObject[T client.Object](q *queueStore, k *keyed[T], o T) bool {
 	key := objKey(o)
-	if old, ok := k.get(key); !ok || specChanged(old, o) {
-		q.dirty = true
-	}
+	old, ok := k.get(key)
 	k.put(key, o)
+	if ok && !specChanged(old, o) {
+		return false
+	}
+	q.dirty = true
+	return true
 }
 
-// deleteQueueObject forgets the object under key.
-func deleteQueueObject[T client.Object](q *queueStore, k *keyed[T], key string) {
-	if k.del(key) {
-		q.dirty = true
+// deleteQueueObject forgets the object under key; it reports whether it was there.
+func deleteQueueObject[T client.Object](q *queueStore, k *keyed[T], key string) bool {
+	if !k.del(key) {
+		return false
 	}
+	q.dirty = true
+	return true
 }
 
 func specChanged(old, cur client.Object) bool {

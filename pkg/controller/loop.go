@@ -39,7 +39,7 @@ type Options struct {
 // leader runs.
 type Controller struct {
 	c       client.Client // cached reads; writes of Workloads are assumed in cache
-	direct  client.Reader // uncached: the one consistent read of Workloads at start
+	direct  client.Reader // uncached: the consistent read of Workloads at start, single Gets
 	cache   *stateCache   // what passes read, fed by the informers (see doc.go)
 	events  record.EventRecorder
 	metrics *Metrics

@@ -41,7 +41,7 @@ func (w *wakeup) drain() {
 // watchedTypes are the objects whose changes can change a decision.
 func watchedTypes() []client.Object {
 	return []client.Object{
-		&batchv1.Job{}, &corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{},
+		&batchv1.Job{}, &corev1.Pod{}, &corev1.Node{}, &corev1.Namespace{}, &schedulingv1.PriorityClass{},
 		&v1alpha1.Workload{}, &v1alpha1.ClusterQueue{}, &v1alpha1.LocalQueue{}, &v1alpha1.ResourceFlavor{},
 		&v1alpha1.Cohort{}, &v1alpha1.WorkloadPriorityClass{}, &v1alpha1.Topology{},
 	}
@@ -59,10 +59,15 @@ type watcher struct {
 }
 
 func (w *watcher) handler() toolscache.ResourceEventHandler {
+	poke := func(changed bool) {
+		if changed {
+			w.wake.Poke()
+		}
+	}
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { w.cache.apply(o); w.wake.Poke() },
-		UpdateFunc: func(_, o any) { w.cache.apply(o); w.wake.Poke() },
-		DeleteFunc: func(o any) { w.cache.remove(o); w.wake.Poke() },
+		AddFunc:    func(o any) { poke(w.cache.apply(o)) },
+		UpdateFunc: func(_, o any) { poke(w.cache.apply(o)) },
+		DeleteFunc: func(o any) { poke(w.cache.remove(o)) },
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Typed holds queue objects already decoded into their Go types, as a Kubernetes
@@ -26,29 +27,19 @@ type Typed struct {
 // returned alongside errors are for diagnostics only.
 func LoadTyped(source string, in Typed) (*api.Objects, error) {
 	l := newLoader()
-	c := func(kind, name string) errs {
-		return errs{list: &l.errs, src: srcOf(source, 0), kind: kind, name: name}
-	}
-	for _, o := range in.Flavors {
-		l.addResourceFlavor(o, c("ResourceFlavor", o.Name))
-	}
-	for _, o := range in.Cohorts {
-		l.addCohort(o, c("Cohort", o.Name))
-	}
-	for _, o := range in.ClusterQueues {
-		l.addClusterQueue(o, c("ClusterQueue", o.Name))
-	}
-	for _, o := range in.LocalQueues {
-		l.addLocalQueue(o, c("LocalQueue", joinName(o.Namespace, o.Name)))
-	}
-	for _, o := range in.WorkloadPriorityClasses {
-		l.addWorkloadPriorityClass(o, c("WorkloadPriorityClass", o.Name))
-	}
-	for _, o := range in.Topologies {
-		l.addTopology(o, c("Topology", o.Name))
-	}
-	for _, o := range in.Namespaces {
-		l.addNamespace(o, c("Namespace", o.Name))
-	}
+	addEach(l, source, "ResourceFlavor", in.Flavors, (*loader).addResourceFlavor)
+	addEach(l, source, "Cohort", in.Cohorts, (*loader).addCohort)
+	addEach(l, source, "ClusterQueue", in.ClusterQueues, (*loader).addClusterQueue)
+	addEach(l, source, "LocalQueue", in.LocalQueues, (*loader).addLocalQueue)
+	addEach(l, source, "WorkloadPriorityClass", in.WorkloadPriorityClasses, (*loader).addWorkloadPriorityClass)
+	addEach(l, source, "Topology", in.Topologies, (*loader).addTopology)
+	addEach(l, source, "Namespace", in.Namespaces, (*loader).addNamespace)
 	return l.finish()
+}
+
+// addEach converts objs of one kind, each with its own error context.
+func addEach[T metav1.Object](l *loader, source, kind string, objs []T, add func(*loader, T, errs)) {
+	for _, o := range objs {
+		add(l, o, errs{list: &l.errs, src: srcOf(source, 0), kind: kind, name: joinName(o.GetNamespace(), o.GetName())})
+	}
 }
