@@ -44,10 +44,10 @@ func (s *workloadStore) forget(key string) {
 	delete(s.assumed, key)
 }
 
-// assume records what a write returned, unless the informer already shows as new.
+// assume records what a write returned, unless the cache already holds as new.
 func (s *workloadStore) assume(wl *v1alpha1.Workload, now time.Time) {
 	key := wlKey(wl)
-	if cur, ok := s.seen.get(key); ok && rvAtLeast(cur.ResourceVersion, wl.ResourceVersion) {
+	if cur, ok := s.get(key); ok && rvAtLeast(cur.ResourceVersion, wl.ResourceVersion) {
 		return
 	}
 	if s.assumed == nil {
@@ -67,8 +67,10 @@ func (s *workloadStore) expire(now time.Time) {
 
 // get returns the newest version known of key (shared: read-only).
 func (s *workloadStore) get(key string) (*v1alpha1.Workload, bool) {
-	if a, ok := s.assumed[key]; ok {
-		return a.obj, true
+	if len(s.assumed) > 0 { // usually empty: skip the lookup
+		if a, ok := s.assumed[key]; ok {
+			return a.obj, true
+		}
 	}
 	return s.seen.get(key)
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -43,18 +44,17 @@ func (w *world) podsOf(wl *v1alpha1.Workload) []*corev1.Pod {
 		}
 		owners = append(owners, podOwner{wl.Namespace, "gang/" + o.Kind, o.Name})
 	}
-	seen := map[*corev1.Pod]bool{}
 	var out []*corev1.Pod
 	for _, o := range owners {
 		for _, p := range w.podsByOwner[o] {
-			if !seen[p] && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				seen[p] = true
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				out = append(out, p)
 			}
 		}
 	}
+	// A pod found under two owners (annotated and labelled) is listed once.
 	sort.Slice(out, func(i, j int) bool { return podKey(out[i]) < podKey(out[j]) })
-	return out
+	return slices.Compact(out)
 }
 
 func wlKey(w *v1alpha1.Workload) string { return w.Namespace + "/" + w.Name }
