@@ -34,8 +34,9 @@ func newStateCache() *stateCache {
 }
 
 // apply records an added or updated object; kinds the cache does not keep are ignored.
-// It reports whether a pass could decide differently now: false only for a queue
-// object whose change conversion does not read (a status write, a Namespace's phase).
+// It reports whether a pass could decide differently now: false for a queue object
+// whose change conversion does not read (a status write, a Namespace's phase) and for
+// a Namespace no LocalQueue lives in (no workload there can be admitted anyway).
 func (c *stateCache) apply(obj any) bool {
 	if n, ok := obj.(*corev1.Node); ok {
 		c.putNode(n)
@@ -58,7 +59,7 @@ func (c *stateCache) apply(obj any) bool {
 	case *v1alpha1.Topology:
 		return putQueueObject(q, &q.topologies, o)
 	case *corev1.Namespace:
-		return putQueueObject(q, &q.namespaces, o)
+		return putQueueObject(q, &q.namespaces, o) && q.hasLocalQueueIn(o.Name)
 	case *schedulingv1.PriorityClass:
 		c.classes[o.Name] = o.Value
 	case *v1alpha1.Workload:
@@ -97,7 +98,7 @@ func (c *stateCache) remove(obj any) bool {
 	case *v1alpha1.Topology:
 		return deleteQueueObject(q, &q.topologies, key)
 	case *corev1.Namespace:
-		return deleteQueueObject(q, &q.namespaces, key)
+		return deleteQueueObject(q, &q.namespaces, key) && q.hasLocalQueueIn(key)
 	case *schedulingv1.PriorityClass:
 		delete(c.classes, key)
 	case *corev1.Node:

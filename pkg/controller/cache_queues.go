@@ -3,6 +3,8 @@ package controller
 import (
 	"errors"
 	"maps"
+	"sort"
+	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -54,6 +56,13 @@ func deleteQueueObject[T client.Object](q *queueStore, k *keyed[T], key string) 
 	}
 	q.dirty = true
 	return true
+}
+
+// hasLocalQueueIn reports whether a LocalQueue lives in namespace ns.
+func (q *queueStore) hasLocalQueueIn(ns string) bool {
+	keys := q.lqs.keys()
+	i := sort.SearchStrings(keys, ns+"/")
+	return i < len(keys) && strings.HasPrefix(keys[i], ns+"/")
 }
 
 func specChanged(old, cur client.Object) bool {

@@ -30,7 +30,8 @@ func queueNames(w *world) (cqs, lqs []string) {
 
 // TestCacheConvertsQueueObjectsOncePerChange: passes without a change reuse the
 // conversion; a status write does not count as a change (nor asks for a pass); a spec,
-// label or membership change does, once.
+// label or membership change does, once. Namespaces count too, but only one holding a
+// LocalQueue asks for a pass.
 func TestCacheConvertsQueueObjectsOncePerChange(t *testing.T) {
 	c := newStateCache()
 	cq := MakeClusterQueue("cq").Quota("h100", "nvidia.com/gpu", "8").Obj()
@@ -75,8 +76,15 @@ func TestCacheConvertsQueueObjectsOncePerChange(t *testing.T) {
 	c.apply(labelled)
 	step("a label change", 3)
 
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "a"}}}
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}}
+	if !c.apply(ns) || c.apply(other) {
+		t.Errorf("a pass was asked for after a namespace without LocalQueues, or not after one with")
+	}
+	step("two namespaces", 4)
+
 	c.remove(toolscache.DeletedFinalStateUnknown{Key: "ns/lq", Obj: MakeLocalQueue("lq", "ns", "cq")})
-	w = step("deleting the LocalQueue", 4)
+	w = step("deleting the LocalQueue", 5)
 	if _, lqs := queueNames(w); len(lqs) != 0 {
 		t.Errorf("LocalQueues %v after the delete, want none", lqs)
 	}
