@@ -6,15 +6,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 )
 
-// workloadLookup finds a Workload by "namespace/name": the caller's own struct (see
-// workloadStore.copies), or nil.
-type workloadLookup func(key string) *v1alpha1.Workload
-
-// lookupIn looks Workloads up in an index of the pass's own.
-func lookupIn(m map[string]*v1alpha1.Workload) workloadLookup {
-	return func(key string) *v1alpha1.Workload { return m[key] }
-}
-
 // catchUp makes the cache at least as new as one consistent read of the Workloads: an
 // informer's first list may be served from the API server's watch cache, a little
 // behind, and a new leader must see every admission the last one wrote before it

@@ -34,6 +34,15 @@ func (w *world) workloadIndex() map[string]*v1alpha1.Workload {
 	return out
 }
 
+// workloadLookup finds a Workload by "namespace/name": the caller's own struct (see
+// workloadStore.copies), or nil.
+type workloadLookup func(key string) *v1alpha1.Workload
+
+// lookupIn looks Workloads up in an index of the pass's own.
+func lookupIn(m map[string]*v1alpha1.Workload) workloadLookup {
+	return func(key string) *v1alpha1.Workload { return m[key] }
+}
+
 // podsOf are the live pods of a workload, by key: those annotated with it, those its
 // job's operator labelled with the job's name (bound or not), and its gang's.
 func (w *world) podsOf(wl *v1alpha1.Workload) []*corev1.Pod {
