@@ -34,32 +34,22 @@ func newStateCache() *stateCache {
 }
 
 // apply records an added or updated object; kinds the cache does not keep are ignored.
-// It reports whether a pass could decide differently now: false for a queue object
-// whose change conversion does not read (a status write, a Namespace's phase) and for
-// a Namespace no LocalQueue lives in (no workload there can be admitted anyway).
+// It reports whether a pass could decide differently now (see queueStore.update).
 func (c *stateCache) apply(obj any) bool {
-	if n, ok := obj.(*corev1.Node); ok {
+	o, ok := obj.(client.Object)
+	if !ok {
+		return true
+	}
+	if n, ok := o.(*corev1.Node); ok {
 		c.putNode(n)
 		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := &c.queues
-	switch o := obj.(type) {
-	case *v1alpha1.ResourceFlavor:
-		return putQueueObject(q, &q.flavors, o)
-	case *v1alpha1.Cohort:
-		return putQueueObject(q, &q.cohorts, o)
-	case *v1alpha1.ClusterQueue:
-		return putQueueObject(q, &q.cqs, o)
-	case *v1alpha1.LocalQueue:
-		return putQueueObject(q, &q.lqs, o)
-	case *v1alpha1.WorkloadPriorityClass:
-		return putQueueObject(q, &q.wpcs, o)
-	case *v1alpha1.Topology:
-		return putQueueObject(q, &q.topologies, o)
-	case *corev1.Namespace:
-		return putQueueObject(q, &q.namespaces, o) && q.hasLocalQueueIn(o.Name)
+	if changed, ok := c.queues.update(o, false); ok {
+		return changed
+	}
+	switch o := o.(type) {
 	case *schedulingv1.PriorityClass:
 		c.classes[o.Name] = o.Value
 	case *v1alpha1.Workload:
@@ -83,22 +73,10 @@ func (c *stateCache) remove(obj any) bool {
 	key := objKey(o)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := &c.queues
+	if changed, ok := c.queues.update(o, true); ok {
+		return changed
+	}
 	switch o.(type) {
-	case *v1alpha1.ResourceFlavor:
-		return deleteQueueObject(q, &q.flavors, key)
-	case *v1alpha1.Cohort:
-		return deleteQueueObject(q, &q.cohorts, key)
-	case *v1alpha1.ClusterQueue:
-		return deleteQueueObject(q, &q.cqs, key)
-	case *v1alpha1.LocalQueue:
-		return deleteQueueObject(q, &q.lqs, key)
-	case *v1alpha1.WorkloadPriorityClass:
-		return deleteQueueObject(q, &q.wpcs, key)
-	case *v1alpha1.Topology:
-		return deleteQueueObject(q, &q.topologies, key)
-	case *corev1.Namespace:
-		return deleteQueueObject(q, &q.namespaces, key) && q.hasLocalQueueIn(key)
 	case *schedulingv1.PriorityClass:
 		delete(c.classes, key)
 	case *corev1.Node:

@@ -34,25 +34,47 @@ type queueStore struct {
 	conversions int          // how many times objs was built (tests count them)
 }
 
-// putQueueObject stores o and marks the conversion stale when o is new or its spec,
-// labels or annotations changed: conversion reads nothing else, so a status write
-// (the controller's own, after most passes) does not force one. It reports whether
-// the conversion went stale.
-func putQueueObject[T client.Object](q *queueStore, k *keyed[T], o T) bool {
-	key := objKey(o)
-	old, ok := k.get(key)
-	k.put(key, o)
-	if ok && !specChanged(old, o) {
-		return false
+// update stores o, or forgets it when del is set, if o is a queue object (ok false
+// for other kinds). It reports whether a pass could decide differently now: not after
+// a change conversion does not read (a status write, a Namespace's phase), nor after a
+// change of a Namespace no LocalQueue lives in (no workload there can be admitted).
+func (q *queueStore) update(o client.Object, del bool) (changed, ok bool) {
+	switch o := o.(type) {
+	case *v1alpha1.ResourceFlavor:
+		return updateIn(q, &q.flavors, o, del), true
+	case *v1alpha1.Cohort:
+		return updateIn(q, &q.cohorts, o, del), true
+	case *v1alpha1.ClusterQueue:
+		return updateIn(q, &q.cqs, o, del), true
+	case *v1alpha1.LocalQueue:
+		return updateIn(q, &q.lqs, o, del), true
+	case *v1alpha1.WorkloadPriorityClass:
+		return updateIn(q, &q.wpcs, o, del), true
+	case *v1alpha1.Topology:
+		return updateIn(q, &q.topologies, o, del), true
+	case *corev1.Namespace:
+		return updateIn(q, &q.namespaces, o, del) && q.hasLocalQueueIn(o.Name), true
 	}
-	q.dirty = true
-	return true
+	return false, false
 }
 
-// deleteQueueObject forgets the object under key; it reports whether it was there.
-func deleteQueueObject[T client.Object](q *queueStore, k *keyed[T], key string) bool {
-	if !k.del(key) {
+// updateIn stores o in k, or forgets it, and marks the conversion stale when o came,
+// went, or changed its spec, labels or annotations: conversion reads nothing else, so
+// a status write (the controller's own, after most passes) does not force one. It
+// reports whether the conversion went stale.
+func updateIn[T client.Object](q *queueStore, k *keyed[T], o T, del bool) bool {
+	key := objKey(o)
+	old, had := k.get(key)
+	switch {
+	case del && !had:
 		return false
+	case del:
+		k.del(key)
+	default:
+		k.put(key, o)
+		if had && !specChanged(old, o) {
+			return false
+		}
 	}
 	q.dirty = true
 	return true
