@@ -56,8 +56,8 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.BoolVar(&f.reservations, "reservations", true, "let large gangs reserve capacity (backfill)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed for tie-breaking")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
-	fl.Float32Var(&f.qps, "kube-api-qps", 200, "API requests per second (binding a large gang is one request per pod)")
-	fl.IntVar(&f.burst, "kube-api-burst", 400, "API request burst")
+	fl.Float32Var(&f.qps, "kube-api-qps", controller.DefaultQPS, "API requests per second (binding a large gang is one request per pod)")
+	fl.IntVar(&f.burst, "kube-api-burst", controller.DefaultBurst, "API request burst")
 	return cmd
 }
 

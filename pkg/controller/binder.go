@@ -142,14 +142,15 @@ func annotatePod(ctx context.Context, c client.Client, wl *v1alpha1.Workload, b 
 	if same {
 		return nil
 	}
-	patch := client.MergeFrom(b.pod.DeepCopy())
-	if b.pod.Annotations == nil {
-		b.pod.Annotations = map[string]string{}
+	// The pod is the cache's: the edit goes on a copy.
+	upd := b.pod.DeepCopy()
+	if upd.Annotations == nil {
+		upd.Annotations = map[string]string{}
 	}
 	for k, v := range want {
-		b.pod.Annotations[k] = v
+		upd.Annotations[k] = v
 	}
-	if err := c.Patch(ctx, b.pod, patch); err != nil {
+	if err := c.Patch(ctx, upd, client.MergeFrom(b.pod)); err != nil {
 		return fmt.Errorf("annotate pod %s/%s: %w", b.pod.Namespace, b.pod.Name, err)
 	}
 	return nil

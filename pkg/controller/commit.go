@@ -144,14 +144,27 @@ func (k *committer) noticeNow(t *tracked, e plan.Eviction) {
 
 // annotateWorkload sets the notice annotations on the Workload object.
 func annotateWorkload(ctx context.Context, c client.Client, obj *v1alpha1.Workload, deadline time.Time, why string, by api.WorkloadID) error {
-	patch := client.MergeFrom(obj.DeepCopy())
-	if obj.Annotations == nil {
-		obj.Annotations = map[string]string{}
+	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) {
+		if wl.Annotations == nil {
+			wl.Annotations = map[string]string{}
+		}
+		wl.Annotations[AnnotationPreemptionNotice] = deadline.UTC().Format(time.RFC3339)
+		wl.Annotations[AnnotationPreemptionReason] = why
+		if by != "" {
+			wl.Annotations[AnnotationPreemptedBy] = string(by)
+		}
+	})
+}
+
+// patchWorkload applies edit to a deep copy of wl, sends the difference as a merge
+// patch and, once the server took it, makes wl the server's answer. wl's maps and
+// slices are shared with the cache, so they are never edited in place.
+func patchWorkload(ctx context.Context, c client.Client, wl *v1alpha1.Workload, edit func(*v1alpha1.Workload)) error {
+	upd := wl.DeepCopy()
+	edit(upd)
+	if err := c.Patch(ctx, upd, client.MergeFrom(wl)); err != nil {
+		return err
 	}
-	obj.Annotations[AnnotationPreemptionNotice] = deadline.UTC().Format(time.RFC3339)
-	obj.Annotations[AnnotationPreemptionReason] = why
-	if by != "" {
-		obj.Annotations[AnnotationPreemptedBy] = string(by)
-	}
-	return c.Patch(ctx, obj, patch)
+	*wl = *upd
+	return nil
 }

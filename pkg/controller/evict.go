@@ -32,8 +32,8 @@ func noticeDeadline(wl *v1alpha1.Workload) (time.Time, bool) {
 // is suspended (so no pod is recreated), its remaining pods go through the Eviction
 // API (honouring PodDisruptionBudgets: a refused eviction is retried next cycle), and
 // then its admission is released and it is requeued.
-func (ctl *Controller) evictDue(ctx context.Context, wls []*v1alpha1.Workload, pods []corev1.Pod, now time.Time) {
-	for _, wl := range wls {
+func (ctl *Controller) evictDue(ctx context.Context, w *world, now time.Time) {
+	for _, wl := range ptrs(w.workloads) {
 		deadline, ok := noticeDeadline(wl)
 		if !ok || wl.Status.Admission == nil {
 			continue
@@ -45,7 +45,7 @@ func (ctl *Controller) evictDue(ctx context.Context, wls []*v1alpha1.Workload, p
 			continue
 		}
 		reason := wl.Annotations[AnnotationPreemptionReason]
-		if err := ctl.evict(ctx, wl, podsOf(wl, pods), ReasonPreempted, reason, now); err != nil {
+		if err := ctl.evict(ctx, wl, w.podsOf(wl), ReasonPreempted, reason, now); err != nil {
 			ctl.retry = true
 			ctl.log.Info("eviction not finished, retrying", "workload", wlKey(wl), "reason", err.Error())
 		}
@@ -75,11 +75,12 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 	if err := ctl.writeWorkloadStatus(ctx, wl, evictedStatus(wl.Status, reason, "evicted: "+why, now)); err != nil {
 		return err
 	}
-	patch := client.MergeFrom(wl.DeepCopy())
-	delete(wl.Annotations, AnnotationPreemptionNotice)
-	delete(wl.Annotations, AnnotationPreemptionReason)
-	delete(wl.Annotations, AnnotationNominatedVictims) // it ran, so its last wait is over
-	if err := ctl.c.Patch(ctx, wl, patch); err != nil {
+	err = patchWorkload(ctx, ctl.c, wl, func(wl *v1alpha1.Workload) {
+		delete(wl.Annotations, AnnotationPreemptionNotice)
+		delete(wl.Annotations, AnnotationPreemptionReason)
+		delete(wl.Annotations, AnnotationNominatedVictims) // it ran, so its last wait is over
+	})
+	if err != nil {
 		return fmt.Errorf("clear notice: %w", err)
 	}
 	ctl.events.Eventf(wl, "Warning", ReasonEvicted, "evicted and requeued: %s", why)
@@ -109,29 +110,6 @@ func (ctl *Controller) evictPods(ctx context.Context, wl *v1alpha1.Workload, pod
 		return fmt.Errorf("evict pod %s: %w", p.Name, err)
 	}
 	return nil
-}
-
-// podsOf are the live pods of a workload: those annotated with it, and those its job's
-// operator labelled with the job's name (bound or not).
-func podsOf(wl *v1alpha1.Workload, pods []corev1.Pod) []*corev1.Pod {
-	label, owner := "", ""
-	if o := wl.Spec.Owner; o != nil {
-		label, _ = podLabelOf(o.Kind)
-		owner = o.Name
-	}
-	var out []*corev1.Pod
-	for i := range pods {
-		p := &pods[i]
-		if p.Namespace != wl.Namespace || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		gk, gn := gangOf(p)
-		if p.Annotations[AnnotationWorkload] == wlKey(wl) || (label != "" && p.Labels[label] == owner) ||
-			(gk != "" && wl.Spec.Owner != nil && gk == wl.Spec.Owner.Kind && gn == owner) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // suspendOwner suspends the job object behind a workload, whose operator then removes

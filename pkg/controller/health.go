@@ -88,7 +88,7 @@ func (ctl *Controller) evictUnhealthy(ctx context.Context, w *world, now time.Ti
 			continue
 		}
 		why := "device " + dev + " is unhealthy"
-		if err := ctl.evict(ctx, wl, podsOf(wl, w.pods), ReasonDeviceUnhealthy, why, now); err != nil {
+		if err := ctl.evict(ctx, wl, w.podsOf(wl), ReasonDeviceUnhealthy, why, now); err != nil {
 			ctl.retry = true
 			ctl.log.Info("eviction not finished, retrying", "workload", wlKey(wl), "reason", err.Error())
 		}

@@ -217,8 +217,7 @@ func runningOf(t *tracked, pods []cluster.BoundPod) placement.Running {
 // GPUs are picked the way the device plugin would, on the node's free devices.
 func foreignPods(w *world, cs *cycleState) []cluster.Change {
 	var out []cluster.Change
-	for i := range w.pods {
-		p := &w.pods[i]
+	for _, p := range w.pods {
 		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}

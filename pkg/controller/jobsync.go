@@ -23,7 +23,7 @@ const syncWorkers = 16
 //   - a Job runs (spec.suspend=false) exactly while its Workload is admitted and not
 //     under a preemption notice past its deadline; Gantry suspends it otherwise;
 //   - a finished Job finishes its Workload, which releases quota and capacity.
-func (ctl *Controller) syncJobs(ctx context.Context, wls map[string]*v1alpha1.Workload, now time.Time) error {
+func (ctl *Controller) syncJobs(ctx context.Context, wls workloadLookup, now time.Time) error {
 	var jobs batchv1.JobList
 	if err := ctl.c.List(ctx, &jobs); err != nil {
 		return fmt.Errorf("list jobs: %w", err)
@@ -38,7 +38,7 @@ func (ctl *Controller) syncJobs(ctx context.Context, wls map[string]*v1alpha1.Wo
 		if JobQueueName(&job.ObjectMeta) == "" || job.DeletionTimestamp != nil {
 			continue
 		}
-		wl := wls[job.Namespace+"/"+WorkloadNameForJob(job.Name)]
+		wl := wls(job.Namespace + "/" + WorkloadNameForJob(job.Name))
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {

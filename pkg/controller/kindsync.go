@@ -48,16 +48,19 @@ func WorkloadForObject(k jobKind, u *unstructured.Unstructured) (*v1alpha1.Workl
 	}, nil
 }
 
-// syncKinds does for every installed unstructured kind what syncJobs does for Jobs. A
-// kind whose CRD is not installed is skipped without a word.
-func (ctl *Controller) syncKinds(ctx context.Context, wls map[string]*v1alpha1.Workload, now time.Time) {
+// syncKinds does for every watched unstructured kind what syncJobs does for Jobs,
+// reading them from the informer cache. A kind whose CRD is not installed is not
+// watched and skipped without a word; one installed later is watched from the next
+// resync on.
+func (ctl *Controller) syncKinds(ctx context.Context, wls workloadLookup, now time.Time) {
 	for _, k := range jobKinds() {
+		if !ctl.watch.watching(k.GVK.String()) {
+			continue
+		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GVK.GroupVersion().WithKind(k.GVK.Kind + "List"))
-		if err := ctl.direct.List(ctx, list); err != nil {
-			if !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
-				ctl.log.Error(err, "list", "kind", k.GVK.Kind)
-			}
+		if err := ctl.watch.informers.List(ctx, list); err != nil {
+			ctl.log.Error(err, "list", "kind", k.GVK.Kind)
 			continue
 		}
 		for i := range list.Items {
@@ -65,7 +68,7 @@ func (ctl *Controller) syncKinds(ctx context.Context, wls map[string]*v1alpha1.W
 			if JobQueueName(&metav1.ObjectMeta{Labels: u.GetLabels()}) == "" || u.GetDeletionTimestamp() != nil {
 				continue
 			}
-			wl := wls[u.GetNamespace()+"/"+WorkloadNameFor(k.GVK.Kind, u.GetName())]
+			wl := wls(u.GetNamespace() + "/" + WorkloadNameFor(k.GVK.Kind, u.GetName()))
 			if err := ctl.syncObject(ctx, k, u, wl, now); err != nil {
 				ctl.log.Error(err, "sync", "kind", k.GVK.Kind, "object", u.GetNamespace()+"/"+u.GetName())
 			}

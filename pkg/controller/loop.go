@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"math/rand"
 	"sync"
 	"time"
@@ -39,8 +38,9 @@ type Options struct {
 // bind admitted gangs, evict due victims. It is a manager Runnable that only the
 // leader runs.
 type Controller struct {
-	c       client.Client // cached reads, direct writes
-	direct  client.Reader // uncached: Workload admissions are never read stale
+	c       client.Client // cached reads; writes of Workloads are assumed in cache
+	direct  client.Reader // uncached: the consistent read of Workloads at start, single Gets
+	cache   *stateCache   // what passes read, fed by the informers (see doc.go)
 	events  record.EventRecorder
 	metrics *Metrics
 	opts    Options
@@ -71,21 +71,28 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Controller{c: c, direct: direct, events: events, metrics: metrics, opts: opts, log: log,
-		rng: rand.New(rand.NewSource(opts.Seed)), wake: newWakeup(), watch: &watcher{done: map[string]bool{}}}, nil
+	cache := newStateCache()
+	return &Controller{c: assumingClient{Client: c, cache: cache}, direct: direct, cache: cache, events: events,
+		metrics: metrics, opts: opts, log: log, rng: rand.New(rand.NewSource(opts.Seed)), wake: newWakeup(),
+		watch: &watcher{done: map[string]bool{}, cache: cache}}, nil
 }
 
 // NeedLeaderElection: only the leader schedules and binds.
 func (ctl *Controller) NeedLeaderElection() bool { return true }
 
-// Start runs passes until ctx ends. Passes are event-driven: informers on every object
-// that matters poke a coalesced wake-up, passes are at least Interval apart, a timer
-// fires at the next preemption deadline, and Resync is the safety net. A failing pass
-// is logged and retried after RetryAfter.
+// Start runs passes until ctx ends. It first fills the cache: every informer's
+// objects, then one consistent read of the Workloads (catchUp). Passes are
+// event-driven: informers on every object that matters update the cache and poke a
+// coalesced wake-up, passes are at least Interval apart, a timer fires at the next
+// preemption deadline, and Resync is the safety net. A failing pass is logged and
+// retried after RetryAfter.
 func (ctl *Controller) Start(ctx context.Context) error {
 	ctl.watch.wake = ctl.wake
 	if missing := ctl.watch.ensure(ctx); len(missing) > 0 {
 		ctl.log.V(1).Info("not watched (CRD not installed?)", "kinds", missing)
+	}
+	if !ctl.watch.waitSynced(ctx) || !ctl.catchUp(ctx) {
+		return nil
 	}
 	ctl.wake.Poke()
 	var last time.Time
@@ -132,26 +139,22 @@ func (ctl *Controller) waitForWork(ctx context.Context) bool {
 	return true
 }
 
-// Pass runs one full pass. Everything is re-read from the API server each time, so a
-// pass after a crash or a leader change continues where the last one stopped.
+// Pass runs one full pass on a snapshot of the cache: no List reaches the API server.
+// The cache was built from the informers before the first pass, so a pass after a
+// crash or a leader change continues where the last one stopped.
 func (ctl *Controller) Pass(ctx context.Context) error {
 	start := time.Now() // cycle duration metric only; decisions use opts.Now
 	now := ctl.opts.Now()
-	wls, err := ctl.readWorkloads(ctx)
-	if err != nil {
+	// Job syncing comes first and reads the cache directly: the Workloads it creates or
+	// finishes are assumed there, so the snapshot below already holds them.
+	if err := ctl.syncJobs(ctx, ctl.cache.workload, now); err != nil {
 		return err
 	}
-	if err := ctl.syncJobs(ctx, wls, now); err != nil {
-		return err
-	}
-	ctl.syncKinds(ctx, wls, now)
-	w, err := readWorld(ctx, ctl.c, ctl.direct)
-	if err != nil {
-		return err
-	}
-	ctl.syncPodGangs(ctx, wls, w.pods, now)
+	ctl.syncKinds(ctx, ctl.cache.workload, now)
+	w := ctl.cache.snapshot()
+	ctl.syncPodGangs(ctx, lookupIn(w.workloadIndex()), w.pods, now)
 	ctl.evictUnhealthy(ctx, w, now)
-	ctl.evictDue(ctx, ptrs(w.workloads), w.pods, now)
+	ctl.evictDue(ctx, w, now)
 	ctl.cycleNo++
 	cs, err := buildInput(w, now, ctl.cycleNo, ctl.rng)
 	if err != nil {
@@ -166,7 +169,7 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	if _, err := k.Apply(p); err != nil {
 		return err
 	}
-	ctl.bindAll(ctx, ptrs(w.workloads), w.pods)
+	ctl.bindAll(ctx, w)
 	ctl.writeQueueStatuses(ctx, cs)
 	ctl.metrics.observeCycle(cs, cs.quota, p, time.Since(start))
 	ctl.log.V(1).Info("pass", "took", time.Since(start), "pending", len(cs.in.Pending), "running", len(cs.in.Running),
@@ -199,18 +202,18 @@ func (ctl *Controller) reportInvalid(ctx context.Context, cs *cycleState, now ti
 
 // bindAll binds every admitted gang whose pods all exist, up to bindWorkers gangs at
 // a time (each gang's own pods are bound concurrently too).
-func (ctl *Controller) bindAll(ctx context.Context, wls []*v1alpha1.Workload, pods []corev1.Pod) {
+func (ctl *Controller) bindAll(ctx context.Context, w *world) {
 	type gang struct {
 		wl *v1alpha1.Workload
 		bs []binding
 	}
 	var gangs []gang
-	for _, wl := range wls {
+	for _, wl := range ptrs(w.workloads) {
 		if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" {
 			continue
 		}
 		var mine []*corev1.Pod
-		for _, p := range podsOf(wl, pods) {
+		for _, p := range w.podsOf(wl) {
 			if p.Spec.SchedulerName == SchedulerName && p.DeletionTimestamp == nil {
 				mine = append(mine, p)
 			}
@@ -239,19 +242,6 @@ func (ctl *Controller) bindAll(ctx context.Context, wls []*v1alpha1.Workload, po
 		}()
 	}
 	wg.Wait()
-}
-
-// readWorkloads lists Workloads uncached, keyed "namespace/name".
-func (ctl *Controller) readWorkloads(ctx context.Context) (map[string]*v1alpha1.Workload, error) {
-	var list v1alpha1.WorkloadList
-	if err := ctl.direct.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("list workloads: %w", err)
-	}
-	out := make(map[string]*v1alpha1.Workload, len(list.Items))
-	for i := range list.Items {
-		out[wlKey(&list.Items[i])] = &list.Items[i]
-	}
-	return out, nil
 }
 
 func ptrs[T any](s []T) []*T {

@@ -29,9 +29,26 @@ type ManagerOptions struct {
 	Registry prometheus.Registerer
 }
 
+// DefaultQPS and DefaultBurst limit the controller's API requests when the rest config
+// sets no limit (client-go's own default, 5 per second, would throttle a scheduler):
+// binding a gang is a request per pod, and passes read no lists, so nearly every
+// request is a write that moves work forward.
+const (
+	DefaultQPS   = 1000
+	DefaultBurst = 2000
+)
+
 // NewManager builds a controller-runtime manager running Gantry's controller, with
 // metrics, health probes and optional leader election. Start it with mgr.Start(ctx).
+// A cfg without QPS or Burst gets DefaultQPS and DefaultBurst.
 func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS = DefaultQPS
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = DefaultBurst
+	}
 	scheme, err := NewScheme()
 	if err != nil {
 		return nil, nil, err

@@ -55,12 +55,12 @@ func recordNominated(ctx context.Context, c client.Client, obj *v1alpha1.Workloa
 	if len(next) == len(have) {
 		return nil
 	}
-	patch := client.MergeFrom(obj.DeepCopy())
-	if obj.Annotations == nil {
-		obj.Annotations = map[string]string{}
-	}
-	obj.Annotations[AnnotationNominatedVictims] = formatNominated(next)
-	return c.Patch(ctx, obj, patch)
+	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) {
+		if wl.Annotations == nil {
+			wl.Annotations = map[string]string{}
+		}
+		wl.Annotations[AnnotationNominatedVictims] = formatNominated(next)
+	})
 }
 
 // clearNominated removes the record: the preemptor's wait is over.
@@ -68,7 +68,5 @@ func clearNominated(ctx context.Context, c client.Client, obj *v1alpha1.Workload
 	if _, ok := obj.Annotations[AnnotationNominatedVictims]; !ok {
 		return nil
 	}
-	patch := client.MergeFrom(obj.DeepCopy())
-	delete(obj.Annotations, AnnotationNominatedVictims)
-	return c.Patch(ctx, obj, patch)
+	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) { delete(wl.Annotations, AnnotationNominatedVictims) })
 }

@@ -52,7 +52,7 @@ func TestBuildInputNominated(t *testing.T) {
 	cases := []struct {
 		name      string
 		workloads []v1alpha1.Workload
-		pods      []corev1.Pod
+		pods      []*corev1.Pod
 		// wantNominated is the whole Nominated map (nil entries absent).
 		wantNominated map[api.WorkloadID][]api.WorkloadID
 		// wantInFlight are the workloads leaving.
@@ -81,7 +81,7 @@ func TestBuildInputNominated(t *testing.T) {
 			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
 			MakeWorkload("a").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
 		},
-		pods:          []corev1.Pod{*pod("a-0", "n1", map[string]string{AnnotationWorkload: "ns/a"})},
+		pods:          []*corev1.Pod{pod("a-0", "n1", map[string]string{AnnotationWorkload: "ns/a"})},
 		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a"}},
 		wantInFlight:  map[api.WorkloadID]bool{"ns/a": true},
 	}, {

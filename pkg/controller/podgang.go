@@ -68,10 +68,9 @@ type podGang struct {
 }
 
 // groupPodGangs gathers gang pods by namespace, kind and name, in a stable order.
-func groupPodGangs(pods []corev1.Pod) []*podGang {
+func groupPodGangs(pods []*corev1.Pod) []*podGang {
 	byKey := map[string]*podGang{}
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range pods {
 		kind, name := gangOf(p)
 		if kind == "" {
 			continue
@@ -112,9 +111,9 @@ func WorkloadNameForGang(kind, name string) string {
 
 // syncPodGangs creates the Workload of each complete pod gang and finishes it when all
 // its pods have ended. A gang waits, without a Workload, until all its pods exist.
-func (ctl *Controller) syncPodGangs(ctx context.Context, wls map[string]*v1alpha1.Workload, pods []corev1.Pod, now time.Time) {
+func (ctl *Controller) syncPodGangs(ctx context.Context, wls workloadLookup, pods []*corev1.Pod, now time.Time) {
 	for _, g := range groupPodGangs(pods) {
-		wl := wls[g.ns+"/"+WorkloadNameForGang(g.kind, g.name)]
+		wl := wls(g.ns + "/" + WorkloadNameForGang(g.kind, g.name))
 		if wl != nil {
 			if len(g.live) == 0 && len(g.done) > 0 && !meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadFinished) {
 				if err := ctl.writeWorkloadStatus(ctx, wl, finishedStatus(wl.Status, g.failed, now)); err != nil {

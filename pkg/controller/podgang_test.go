@@ -48,9 +48,9 @@ func (p *podWrapper) Obj() *corev1.Pod                     { return p.Pod.DeepCo
 func TestGroupPodGangs(t *testing.T) {
 	other := MakePod("other").Gang("a", "2").Obj()
 	other.Spec.SchedulerName = "default-scheduler"
-	pods := []corev1.Pod{
-		*MakePod("a-1").Gang("a", "2").Obj(), *MakePod("a-0").Gang("a", "2").Phase(corev1.PodFailed).Obj(),
-		*MakePod("v-0").PodGroup("a").Obj(), *MakePod("solo").Obj(), *other,
+	pods := []*corev1.Pod{
+		MakePod("a-1").Gang("a", "2").Obj(), MakePod("a-0").Gang("a", "2").Phase(corev1.PodFailed).Obj(),
+		MakePod("v-0").PodGroup("a").Obj(), MakePod("solo").Obj(), other,
 	}
 	got := groupPodGangs(pods)
 	// want: gang "a" (PodGang) with one live pod and one failed; PodGroup "a" apart.

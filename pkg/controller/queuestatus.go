@@ -77,30 +77,26 @@ func quantity(n resources.Name, a resources.Amount) resource.Quantity {
 	return q
 }
 
-// writeQueueStatuses refreshes ClusterQueue and LocalQueue statuses that changed.
+// writeQueueStatuses refreshes ClusterQueue and LocalQueue statuses that changed. The
+// objects are the cache's: each write goes on a copy.
 func (ctl *Controller) writeQueueStatuses(ctx context.Context, cs *cycleState) {
 	cqCounts, lqCounts := countByQueue(cs)
-	var cqs v1alpha1.ClusterQueueList
-	if err := ctl.c.List(ctx, &cqs); err == nil {
-		for i := range cqs.Items {
-			cq := &cqs.Items[i]
-			st := CQStatus(cq.Status, cq.Name, cs.quota, cqCounts[cq.Name])
-			if !equality.Semantic.DeepEqual(st, cq.Status) {
-				cq.Status = st
-				_ = ctl.c.Status().Update(ctx, cq)
-			}
+	cqs, lqs := ctl.cache.queueObjects()
+	for _, cq := range cqs {
+		st := CQStatus(cq.Status, cq.Name, cs.quota, cqCounts[cq.Name])
+		if !equality.Semantic.DeepEqual(st, cq.Status) {
+			upd := cq.DeepCopy()
+			upd.Status = st
+			_ = ctl.c.Status().Update(ctx, upd)
 		}
 	}
-	var lqs v1alpha1.LocalQueueList
-	if err := ctl.c.List(ctx, &lqs); err == nil {
-		for i := range lqs.Items {
-			lq := &lqs.Items[i]
-			c := lqCounts[lq.Namespace+"/"+lq.Name]
-			st := v1alpha1.LocalQueueStatus{PendingWorkloads: c.pending, AdmittedWorkloads: c.admitted}
-			if st != lq.Status {
-				lq.Status = st
-				_ = ctl.c.Status().Update(ctx, lq)
-			}
+	for _, lq := range lqs {
+		c := lqCounts[lq.Namespace+"/"+lq.Name]
+		st := v1alpha1.LocalQueueStatus{PendingWorkloads: c.pending, AdmittedWorkloads: c.admitted}
+		if st != lq.Status {
+			upd := lq.DeepCopy()
+			upd.Status = st
+			_ = ctl.c.Status().Update(ctx, upd)
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // wakeup coalesces requests for a pass: any number of pokes between two passes make
-// one pass, which re-reads everything (level-triggered), so no event is lost by merging.
+// one pass, which looks at everything in the cache (level-triggered), so no event is
+// lost by merging.
 type wakeup struct{ ch chan struct{} }
 
 func newWakeup() *wakeup { return &wakeup{ch: make(chan struct{}, 1)} }
@@ -40,28 +41,49 @@ func (w *wakeup) drain() {
 // watchedTypes are the objects whose changes can change a decision.
 func watchedTypes() []client.Object {
 	return []client.Object{
-		&batchv1.Job{}, &corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{},
+		&batchv1.Job{}, &corev1.Pod{}, &corev1.Node{}, &corev1.Namespace{}, &schedulingv1.PriorityClass{},
 		&v1alpha1.Workload{}, &v1alpha1.ClusterQueue{}, &v1alpha1.LocalQueue{}, &v1alpha1.ResourceFlavor{},
 		&v1alpha1.Cohort{}, &v1alpha1.WorkloadPriorityClass{}, &v1alpha1.Topology{},
 	}
 }
 
-// watcher hangs a poke on the informers of every watched type. Optional kinds (their
-// CRDs may be installed later) are retried at every resync until they are watched.
+// watcher hangs a handler on the informers of every watched type: it updates the cache
+// and pokes a pass. Optional kinds (their CRDs may be installed later) are retried at
+// every resync until they are watched.
 type watcher struct {
-	informers cache.Informers
+	informers cache.Cache // nil: nothing is watched (the cache stays empty)
+	cache     *stateCache
 	wake      *wakeup
 	done      map[string]bool // kinds already watched
+	regs      []toolscache.ResourceEventHandlerRegistration
 }
 
 func (w *watcher) handler() toolscache.ResourceEventHandler {
-	poke := func(any) { w.wake.Poke() }
+	poke := func(changed bool) {
+		if changed {
+			w.wake.Poke()
+		}
+	}
 	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    poke,
-		UpdateFunc: func(_, o any) { poke(o) },
-		DeleteFunc: poke,
+		AddFunc:    func(o any) { poke(w.cache.apply(o)) },
+		UpdateFunc: func(_, o any) { poke(w.cache.apply(o)) },
+		DeleteFunc: func(o any) { poke(w.cache.remove(o)) },
 	}
 }
+
+// waitSynced blocks until every handler has been given its informer's initial objects,
+// so the cache holds the whole cluster; false when ctx ended first.
+func (w *watcher) waitSynced(ctx context.Context) bool {
+	synced := make([]toolscache.InformerSynced, len(w.regs))
+	for i, r := range w.regs {
+		synced[i] = r.HasSynced
+	}
+	return toolscache.WaitForCacheSync(ctx.Done(), synced...)
+}
+
+// watching reports whether the kind (its GroupVersionKind's String) is watched, so its
+// objects can be listed from the informer cache.
+func (w *watcher) watching(kind string) bool { return w.done[kind] }
 
 // ensure registers what is not yet watched; it returns the kinds it could not watch
 // (an optional CRD that is not installed), which is not an error.
@@ -79,10 +101,12 @@ func (w *watcher) ensure(ctx context.Context) []string {
 			missing = append(missing, kind+": "+err.Error())
 			return
 		}
-		if _, err := inf.AddEventHandler(w.handler()); err != nil {
+		reg, err := inf.AddEventHandler(w.handler())
+		if err != nil {
 			missing = append(missing, kind)
 			return
 		}
+		w.regs = append(w.regs, reg)
 		w.done[kind] = true
 	}
 	for _, obj := range watchedTypes() {

@@ -10,9 +10,13 @@ import (
 
 func (l *loader) resourceFlavor(d document, c errs) {
 	var in v1alpha1.ResourceFlavor
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addResourceFlavor(&in, c)
 	}
+}
+
+// addResourceFlavor converts and registers a decoded ResourceFlavor.
+func (l *loader) addResourceFlavor(in *v1alpha1.ResourceFlavor, c errs) {
 	clusterScoped(in.ObjectMeta, c)
 	f := api.ResourceFlavor{
 		Meta:        metaOf(in.ObjectMeta, c.src, ""),
@@ -45,9 +49,13 @@ func checkTaint(t corev1.Taint, path string, c errs) {
 
 func (l *loader) clusterQueue(d document, c errs) {
 	var in v1alpha1.ClusterQueue
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addClusterQueue(&in, c)
 	}
+}
+
+// addClusterQueue converts and registers a decoded ClusterQueue.
+func (l *loader) addClusterQueue(in *v1alpha1.ClusterQueue, c errs) {
 	clusterScoped(in.ObjectMeta, c)
 	s := in.Spec
 	q := api.ClusterQueue{
@@ -183,9 +191,13 @@ func fungibility(f *v1alpha1.FlavorFungibility, c errs) api.FlavorFungibility {
 
 func (l *loader) localQueue(d document, c errs) {
 	var in v1alpha1.LocalQueue
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addLocalQueue(&in, c)
 	}
+}
+
+// addLocalQueue converts and registers a decoded LocalQueue.
+func (l *loader) addLocalQueue(in *v1alpha1.LocalQueue, c errs) {
 	q := api.LocalQueue{
 		Meta:         metaOf(in.ObjectMeta, c.src, DefaultNamespace),
 		ClusterQueue: in.Spec.ClusterQueue,
@@ -203,9 +215,13 @@ func (l *loader) localQueue(d document, c errs) {
 
 func (l *loader) cohort(d document, c errs) {
 	var in v1alpha1.Cohort
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addCohort(&in, c)
 	}
+}
+
+// addCohort converts and registers a decoded Cohort.
+func (l *loader) addCohort(in *v1alpha1.Cohort, c errs) {
 	clusterScoped(in.ObjectMeta, c)
 	parent := in.Spec.ParentName
 	if in.Spec.Parent != "" {
@@ -231,9 +247,13 @@ func (l *loader) cohort(d document, c errs) {
 
 func (l *loader) workloadPriorityClass(d document, c errs) {
 	var in v1alpha1.WorkloadPriorityClass
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addWorkloadPriorityClass(&in, c)
 	}
+}
+
+// addWorkloadPriorityClass converts and registers a decoded WorkloadPriorityClass.
+func (l *loader) addWorkloadPriorityClass(in *v1alpha1.WorkloadPriorityClass, c errs) {
 	clusterScoped(in.ObjectMeta, c)
 	pc := api.PriorityClass{Meta: metaOf(in.ObjectMeta, c.src, ""), Kind: api.WorkloadPriority, Value: in.Value}
 	if l.register("WorkloadPriorityClass", pc.Meta, c) {
@@ -261,9 +281,13 @@ func (l *loader) priorityClass(d document, c errs) {
 
 func (l *loader) topology(d document, c errs) {
 	var in v1alpha1.Topology
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addTopology(&in, c)
 	}
+}
+
+// addTopology converts and registers a decoded Topology.
+func (l *loader) addTopology(in *v1alpha1.Topology, c errs) {
 	clusterScoped(in.ObjectMeta, c)
 	t := api.Topology{Meta: metaOf(in.ObjectMeta, c.src, "")}
 	if len(in.Spec.Levels) == 0 {
@@ -289,9 +313,13 @@ func (l *loader) topology(d document, c errs) {
 
 func (l *loader) namespace(d document, c errs) {
 	var in corev1.Namespace
-	if !decode(d, &in, false, c) {
-		return
+	if decode(d, &in, false, c) {
+		l.addNamespace(&in, c)
 	}
+}
+
+// addNamespace converts and registers a decoded Namespace.
+func (l *loader) addNamespace(in *corev1.Namespace, c errs) {
 	n := api.Namespace{Meta: metaOf(in.ObjectMeta, c.src, "")}
 	if l.register("Namespace", n.Meta, c) {
 		l.objs.Namespaces = append(l.objs.Namespaces, n)

@@ -1,0 +1,45 @@
+package manifest
+
+import (
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Typed holds queue objects already decoded into their Go types, as a Kubernetes
+// client reads them. Namespaces are optional: with them, each LocalQueue is checked
+// against its ClusterQueue's namespaceSelector.
+type Typed struct {
+	Flavors                 []*v1alpha1.ResourceFlavor
+	Cohorts                 []*v1alpha1.Cohort
+	ClusterQueues           []*v1alpha1.ClusterQueue
+	LocalQueues             []*v1alpha1.LocalQueue
+	WorkloadPriorityClasses []*v1alpha1.WorkloadPriorityClass
+	Topologies              []*v1alpha1.Topology
+	Namespaces              []*corev1.Namespace
+}
+
+// LoadTyped converts typed objects the way Load converts the same objects read from
+// YAML (same defaults, checks and reference resolution; the decoding step is skipped,
+// as the types are already checked). Every object's Source is source. Problems come
+// back as an ErrorList naming each object and field; as with Load, the objects
+// returned alongside errors are for diagnostics only.
+func LoadTyped(source string, in Typed) (*api.Objects, error) {
+	l := newLoader()
+	addEach(l, source, "ResourceFlavor", in.Flavors, (*loader).addResourceFlavor)
+	addEach(l, source, "Cohort", in.Cohorts, (*loader).addCohort)
+	addEach(l, source, "ClusterQueue", in.ClusterQueues, (*loader).addClusterQueue)
+	addEach(l, source, "LocalQueue", in.LocalQueues, (*loader).addLocalQueue)
+	addEach(l, source, "WorkloadPriorityClass", in.WorkloadPriorityClasses, (*loader).addWorkloadPriorityClass)
+	addEach(l, source, "Topology", in.Topologies, (*loader).addTopology)
+	addEach(l, source, "Namespace", in.Namespaces, (*loader).addNamespace)
+	return l.finish()
+}
+
+// addEach converts objs of one kind, each with its own error context.
+func addEach[T metav1.Object](l *loader, source, kind string, objs []T, add func(*loader, T, errs)) {
+	for _, o := range objs {
+		add(l, o, errs{list: &l.errs, src: srcOf(source, 0), kind: kind, name: joinName(o.GetNamespace(), o.GetName())})
+	}
+}
