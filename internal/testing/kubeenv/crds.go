@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/client-go/discovery"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,7 +66,46 @@ func (e *Env) CreateCRDs(ctx context.Context, crds ...*apiextensionsv1.CustomRes
 			}
 		}
 	}
+	return e.waitDiscovered(ctx, crds)
+}
+
+// waitDiscovered waits until discovery serves every CRD's kind: Established can come
+// before the API server's discovery lists it, and a client's REST mapper asked in
+// between answers "no matches for kind" (a flake under load).
+func (e *Env) waitDiscovered(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(e.Config)
+	if err != nil {
+		return fmt.Errorf("kubeenv: %w", err)
+	}
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gv := crd.Spec.Group + "/" + v.Name
+			for !servesKind(dc, gv, crd.Spec.Names.Kind) {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("kubeenv: %s %s not in discovery: %w", gv, crd.Spec.Names.Kind, ctx.Err())
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}
+	}
 	return nil
+}
+
+func servesKind(dc discovery.DiscoveryInterface, groupVersion, kind string) bool {
+	list, err := dc.ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
