@@ -20,7 +20,7 @@ func (c *cycle) attempt(p Pending) bool {
 			fmt.Sprintf("LocalQueue %q in namespace %q does not resolve to a ClusterQueue", p.Workload.Queue, p.Workload.Namespace))
 		return false
 	}
-	a := c.assign(p.Workload, p.ClusterQueue, nil)
+	a := c.assign(p, nil)
 	switch a.Mode {
 	case admission.NoFit:
 		c.reject(p, plan.LayerAdmission, codeOr(a.Code, admission.WaitingForQuota), quotaDetails(a)...)
@@ -52,7 +52,7 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool)
 		// Admission rules out exactly these flavors (not others sharing a node label)
 		// and picks the next by its own flavor order and fungibility; placement then
 		// follows the new assignment's flavors.
-		a := c.assign(p.Workload, p.ClusterQueue, excludedSet(excluded))
+		a := c.assign(p, excludedSet(excluded))
 		if !a.Fits() {
 			tried = append(tried, fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", flavorNames(excluded), a.Mode, codeOr(a.Code, admission.ReasonNone), a.Message))
 			return tried, false
@@ -98,6 +98,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 		c.ov.Undo(mark)
 		return PlaceResult{Reason: ReasonBlockedByReservation, Details: []string{why}}, false
 	}
+	c.quotaVersion++ // any admission may change every later quota answer
 	if err := c.in.Quota.Admit(p.Workload, a); err != nil {
 		c.ov.Undo(mark)
 		return PlaceResult{Reason: ReasonAdmitFailed, Details: []string{err.Error()}}, false

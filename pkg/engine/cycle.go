@@ -59,10 +59,13 @@ type cycle struct {
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord
 	pos     map[string]int
-	failed  map[string][]failure            // shape key -> placement failures this cycle (equivalence.go)
-	shapes  map[api.WorkloadID]string       // shape keys computed this cycle (Pending.Shape unset)
-	noFit   map[string]admission.Assignment // equivalence class -> NoFit answer (equivalence.go)
-	freeGPU resources.MilliGPU              // free GPU on the overlay, an upper bound (gate.go)
+	failed  map[string][]failure      // shape key -> placement failures this cycle (equivalence.go)
+	shapes  map[api.WorkloadID]string // shape keys computed this cycle (Pending.Shape unset)
+	// quotaMemo keeps admission's answers per equivalence class; quotaVersion counts
+	// the cycle's admissions (equivalence.go).
+	quotaMemo    map[string]quotaAnswer
+	quotaVersion int
+	freeGPU      resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
 }
 
 // Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it
@@ -80,7 +83,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		history:       append([]placement.PreemptionRecord(nil), in.History...),
 		failed:        map[string][]failure{},
 		shapes:        map[api.WorkloadID]string{},
-		noFit:         map[string]admission.Assignment{},
+		quotaMemo:     map[string]quotaAnswer{},
 	}
 	for _, r := range in.Running {
 		c.running[r.ID] = r

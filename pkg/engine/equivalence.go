@@ -5,34 +5,40 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
-	"github.com/gantry-sched/gantry/pkg/api"
 )
 
 // Equivalent workloads are answered once per cycle. Admission's flavor assignment is a
 // function of the quota usage, the ClusterQueue, the pod sets (requests, counts, node
-// constraints) and the flavors ruled out; it does not read priority. Within a cycle
-// usage only grows (admissions), and for one pod set each flavor's answer only gets
-// worse with usage, so a NoFit stays NoFit for every later workload of the same class:
-// the cycle keeps those answers and does not ask admission again. With several pod sets
-// the flavors are chosen greedily pod set by pod set, which is not monotone, so those
-// are always asked. Fit, Borrow and Preempt answers are not kept: they move with every
-// admission.
+// constraints) and the flavors ruled out; it does not read priority. So an answer is
+// kept for its class and the quota version (the cycle's count of admissions): until the
+// next admission, every workload of the class gets it without asking admission again.
+// A NoFit of a single pod set is kept across admissions too: usage only grows within a
+// cycle and each flavor's answer only gets worse with usage. (With several pod sets the
+// flavors are chosen greedily pod set by pod set, which is not monotone.)
 
-// assign is Quota.AssignWithout with the cycle's NoFit memo.
-func (c *cycle) assign(w *api.Workload, cq string, without map[string]bool) admission.Assignment {
-	key := cq + "\x00" + excludedKey(without) + "\x00" + c.shapeOf(Pending{Workload: w})
-	if a, ok := c.noFit[key]; ok {
+// quotaAnswer is a kept flavor assignment and the quota version it was computed at.
+type quotaAnswer struct {
+	a       admission.Assignment
+	version int
+}
+
+// assign is Quota.AssignWithout with the cycle's memo.
+func (c *cycle) assign(p Pending, without map[string]bool) admission.Assignment {
+	w := p.Workload
+	key := p.ClusterQueue + "\x00" + excludedKey(without) + "\x00" + c.shapeOf(p)
+	if m, ok := c.quotaMemo[key]; ok && (m.version == c.quotaVersion || (m.a.Mode == admission.NoFit && len(w.PodSets) == 1)) {
+		a := m.a
 		a.Workload = w.ID()
 		return a
 	}
 	var a admission.Assignment
 	if without == nil {
-		a = c.in.Quota.Assign(w, cq)
+		a = c.in.Quota.Assign(w, p.ClusterQueue)
 	} else {
-		a = c.in.Quota.AssignWithout(w, cq, without)
+		a = c.in.Quota.AssignWithout(w, p.ClusterQueue, without)
 	}
-	if a.Mode == admission.NoFit && a.Code != admission.InvalidWorkload && len(w.PodSets) == 1 {
-		c.noFit[key] = a
+	if a.Code != admission.InvalidWorkload {
+		c.quotaMemo[key] = quotaAnswer{a: a, version: c.quotaVersion}
 	}
 	return a
 }

@@ -38,17 +38,21 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	groups, unbounded := groupByEnd(req.Running, req.Now)
 	res.Unbounded = unbounded
 	held := heldBefore(req.Held, req.Workload)
-	g, ok := firstFit(p, base, groups, held, enoughFrom(groups, req))
+	start := enoughFrom(groups, req)
+	if prev := req.Previous; prev != nil && prev.Workload == req.Workload && beforeEarliest(prev.Start, groups, start) &&
+		stillValid(p, base, *prev, groups, held) {
+		// No fresh plan can start before the earliest end time that frees enough GPUs,
+		// which is after the kept one: the kept one wins without the search.
+		return keptPrevious(res, *prev), nil
+	}
+	g, ok := firstFit(p, base, groups, held, start)
 	var fresh *Reservation
 	if ok {
 		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
 	}
 	if prev := req.Previous; prev != nil && prev.Workload == req.Workload && (fresh == nil || prev.Start.Before(fresh.Start)) {
 		if stillValid(p, base, *prev, groups, held) {
-			kept := *prev
-			res.Outcome, res.Reservation, res.KeptPrevious = Reserved, &kept, true
-			res.Reason = fmt.Sprintf("keeps its reservation from the last cycle: starts at %s on %v", kept.Start.UTC().Format(time.RFC3339), kept.Nodes())
-			return res, nil
+			return keptPrevious(res, *prev), nil
 		}
 	}
 	if fresh == nil {
@@ -64,6 +68,20 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	return res, nil
 }
 
+// keptPrevious is the result that keeps last cycle's reservation.
+func keptPrevious(res ReservationResult, prev Reservation) ReservationResult {
+	kept := prev
+	res.Outcome, res.Reservation, res.KeptPrevious = Reserved, &kept, true
+	res.Reason = fmt.Sprintf("keeps its reservation from the last cycle: starts at %s on %v", kept.Start.UTC().Format(time.RFC3339), kept.Nodes())
+	return res
+}
+
+// beforeEarliest reports whether t is strictly before the earliest start a fresh
+// reservation could have (the end of groups[start]; none when start is past the end).
+func beforeEarliest(t time.Time, groups []endGroup, start int) bool {
+	return start >= len(groups) || t.Before(groups[start].at)
+}
+
 // firstFit finds the first end group after which the gang fits, searching from start
 // (no group before it frees enough GPUs). Without held reservations freeing capacity
 // only helps, so the first fit is found by galloping from start and then bisecting: a
@@ -71,31 +89,60 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 // Held reservations that begin along the way break that order, so with any held the
 // groups are walked one by one: the ETA is then exactly the first end time that fits.
 func firstFit(p *overlayProbe, base int, groups []endGroup, held ReservationSet, start int) (int, bool) {
-	try := func(g int) bool { return fitsAt(p, base, groups, g, held) }
+	w := &walk{p: p, groups: groups, held: held, marks: []int{base}}
 	n := len(groups)
 	if start >= n {
 		return 0, false
 	}
 	if len(held) > 0 {
 		for g := start; g < n; g++ {
-			if try(g) {
+			if w.fitsAt(g) {
 				return g, true
 			}
 		}
 		return 0, false
 	}
-	if !try(n - 1) {
+	if !w.fitsAt(n - 1) {
 		return 0, false
 	}
-	lo, hi := start-1, n-1 // lo is before the first fit, try(hi) is true
+	lo, hi := start-1, n-1 // lo is before the first fit, fitsAt(hi) is true
 	for step := 1; lo+step < hi; step *= 2 {
-		if try(lo + step) {
+		if w.fitsAt(lo + step) {
 			hi = lo + step
 			break
 		}
 		lo += step
 	}
-	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return try(lo + 1 + i) }), true
+	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return w.fitsAt(lo + 1 + i) }), true
+}
+
+// walk probes end groups on one overlay without starting over each time: marks[k] is
+// the overlay mark once groups[0..k-1] are released (marks[0] the base), so a probe
+// releases only the groups past the furthest one released and undoes only back to the
+// nearest mark (probes move both ways while bisecting).
+type walk struct {
+	p      *overlayProbe
+	groups []endGroup
+	held   ReservationSet
+	marks  []int
+}
+
+// fitsAt frees groups[0..g], holds the reservations that start by then, and asks
+// whether the gang fits.
+func (w *walk) fitsAt(g int) bool {
+	if g+1 < len(w.marks) {
+		w.marks = w.marks[:g+2]
+	}
+	w.p.undo(w.marks[len(w.marks)-1])
+	for k := len(w.marks) - 1; k <= g; k++ {
+		for i := range w.groups[k].members {
+			// A workload whose pods are gone already frees nothing more; keep walking.
+			_ = w.p.release(&w.groups[k].members[i])
+		}
+		w.marks = append(w.marks, w.p.mark())
+	}
+	holdStarted(w.p.ov, w.held, w.groups[g].at)
+	return w.p.fits()
 }
 
 // enoughFrom is the first end group after which enough GPUs could be free for the gang
@@ -115,20 +162,6 @@ func enoughFrom(groups []endGroup, req ReservationRequest) int {
 		}
 	}
 	return len(groups)
-}
-
-// fitsAt rolls back to base, frees groups[0..g], holds the reservations that start by
-// then, and asks whether the gang fits.
-func fitsAt(p *overlayProbe, base int, groups []endGroup, g int, held ReservationSet) bool {
-	p.undo(base)
-	for _, grp := range groups[:g+1] {
-		for i := range grp.members {
-			// A workload whose pods are gone already frees nothing more; keep walking.
-			_ = p.release(&grp.members[i])
-		}
-	}
-	holdStarted(p.ov, held, groups[g].at)
-	return p.fits()
 }
 
 // holdStarted assumes the pods of reservations starting at or before t, best effort: a
