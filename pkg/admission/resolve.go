@@ -123,3 +123,19 @@ func (r *Resolver) LocalQueue(key string) (*api.LocalQueue, bool) {
 	lq, ok := r.lqs[key]
 	return lq, ok
 }
+
+// AnyDraining reports whether some ClusterQueue or LocalQueue has stop policy
+// HoldAndDrain (the engine then looks for running workloads to evict).
+func (r *Resolver) AnyDraining() bool {
+	for _, cq := range r.cqs {
+		if cq.StopPolicy == api.StopHoldAndDrain {
+			return true
+		}
+	}
+	for _, lq := range r.lqs {
+		if lq.StopPolicy == api.StopHoldAndDrain {
+			return true
+		}
+	}
+	return false
+}

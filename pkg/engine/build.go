@@ -56,9 +56,18 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	}
 	s := &Scheduler{eng: eng, resolver: resolver, flavors: map[string]api.ResourceFlavor{},
 		roots: cohortRoots(objs), wls: map[api.WorkloadID]*entry{}, retryAll: pol.RetryAll,
-		rng: rand.New(rand.NewSource(pol.Seed))}
+		rng: rand.New(rand.NewSource(pol.Seed)), parked: newParkedIndex(),
+		active: map[api.WorkloadID]*entry{}, running: map[api.WorkloadID]*entry{}, leaving: map[api.WorkloadID]*entry{},
+		nominated: map[api.WorkloadID][]api.WorkloadID{}, preemptedBy: map[api.WorkloadID]api.WorkloadID{}}
 	for _, f := range objs.Flavors {
 		s.flavors[f.Name] = f
+	}
+	for _, cq := range objs.ClusterQueues {
+		b := cq.DisruptionBudget
+		if b.MaxGPUs > 0 && b.Window <= 0 {
+			s.keepHistory = true // a budget without a window counts every preemption
+		}
+		s.maxWindow = max(s.maxWindow, b.Window)
 	}
 	return s, nil
 }

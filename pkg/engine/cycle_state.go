@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -13,6 +14,9 @@ import (
 // returns a nil-free plan; a cycle with nothing to decide returns an empty plan and
 // counts nothing (no polling).
 func (s *Scheduler) Cycle(w World) plan.Plan {
+	if !w.Unchanged {
+		s.wakeSet(s.parked.byKind[ParkedReserved], nil)
+	}
 	s.timedWakes(w)
 	in, queueRejects := s.input(w)
 	if len(in.Pending) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
@@ -33,49 +37,50 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	in := Input{
 		Now: w.Now, Rand: s.rng, Cluster: w.Cluster, Running: w.Running, Flavors: s.flavors,
-		History:  s.history,
-		InFlight: map[api.WorkloadID]bool{}, Nominated: map[api.WorkloadID][]api.WorkloadID{},
-		PreemptedBy: map[api.WorkloadID]api.WorkloadID{}, Previous: map[api.WorkloadID]plan.Reservation{},
+		History: s.history, InFlight: make(map[api.WorkloadID]bool, len(s.leaving)+len(w.InFlight)),
+		Nominated: s.nominated, PreemptedBy: s.preemptedBy, Previous: map[api.WorkloadID]plan.Reservation{},
 	}
 	in.Quota = NewAdmissionQuota(w.Quota.Clone(), protectedBy(w))
 	for _, id := range w.InFlight {
 		in.InFlight[id] = true
 	}
+	for id := range s.leaving {
+		in.InFlight[id] = true
+	}
+	in.Draining = s.draining()
 	var rejects []plan.Rejection
-	for _, id := range s.live {
-		e := s.wls[id]
-		switch e.phase {
-		case phasePending:
-			if e.park != NotParked && !s.retryAll {
-				break
-			}
-			if r, blocked := s.queueBlock(e); blocked {
-				rejects = append(rejects, r)
-				break
-			}
-			in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
-				QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape})
-			if e.reserved != nil {
-				in.Previous[id] = *e.reserved
-			}
-		case phaseLeaving:
-			in.InFlight[id] = true
-		case phaseRunning:
-			if why, ok := s.resolver.Draining(e.res.ClusterQueue, e.res.LocalQueue); ok {
-				if in.Draining == nil {
-					in.Draining = map[api.WorkloadID]string{}
-				}
-				in.Draining[id] = why
-			}
+	for id, e := range s.active {
+		if r, blocked := s.queueBlock(e); blocked {
+			rejects = append(rejects, r)
+			continue
 		}
-		if len(e.nominated) > 0 {
-			in.Nominated[id] = e.nominated
-		}
-		if e.preemptedBy != "" {
-			in.PreemptedBy[id] = e.preemptedBy
+		in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
+			QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape})
+		if e.reserved != nil {
+			in.Previous[id] = *e.reserved
 		}
 	}
+	// The engine orders Pending itself; rejections made here keep a fixed order.
+	sort.Slice(rejects, func(i, j int) bool { return rejects[i].Workload < rejects[j].Workload })
 	return in, rejects
+}
+
+// draining names the running workloads of ClusterQueues or LocalQueues with stop
+// policy HoldAndDrain, with the reason (nil when no queue drains).
+func (s *Scheduler) draining() map[api.WorkloadID]string {
+	if !s.resolver.AnyDraining() {
+		return nil
+	}
+	var out map[api.WorkloadID]string
+	for id, e := range s.running {
+		if why, ok := s.resolver.Draining(e.res.ClusterQueue, e.res.LocalQueue); ok {
+			if out == nil {
+				out = map[api.WorkloadID]string{}
+			}
+			out[id] = why
+		}
+	}
+	return out
 }
 
 // queueBlock is the rejection of a pending workload that its queues stop before quota
@@ -146,11 +151,12 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) {
 	s.admittedWakes(started...)
 }
 
-// reservedNow is the reservations pending workloads hold, by workload.
+// reservedNow is the reservations pending workloads hold, by workload (a rejection
+// drops a reservation, so only active workloads hold one).
 func (s *Scheduler) reservedNow() map[api.WorkloadID]plan.Reservation {
 	out := map[api.WorkloadID]plan.Reservation{}
-	for _, id := range s.live {
-		if e := s.wls[id]; e.phase == phasePending && e.reserved != nil {
+	for id, e := range s.active {
+		if e.reserved != nil {
 			out[id] = *e.reserved
 		}
 	}

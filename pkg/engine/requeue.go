@@ -27,6 +27,12 @@ const (
 	// ParkedQueue: its queue does not resolve or a stop policy holds it; only a change
 	// of the queue objects helps.
 	ParkedQueue
+	// ParkedReserved: the nodes refused it in a cycle that made reservations. Those
+	// hold GPUs only against workloads ordered after them, and the order and who gets
+	// one of the reservation slots move with every change, so any change at all wakes
+	// it (every cycle a driver runs after an event); a cycle in which nothing changed
+	// (World.Unchanged) leaves it parked.
+	ParkedReserved
 )
 
 // String says what wakes a parked workload, for explain.
@@ -40,6 +46,8 @@ func (k Park) String() string {
 		return "the head of its StrictFIFO ClusterQueue is retried"
 	case ParkedQueue:
 		return "its LocalQueue, ClusterQueue or their stop policy change"
+	case ParkedReserved:
+		return "anything changes (reservations ahead of it hold GPUs; the order moves with every change)"
 	}
 	return "-"
 }
@@ -48,21 +56,22 @@ func (k Park) String() string {
 // must see again without any event stay active: NotTried (attempt cap), waiting for
 // noticed victims, and failed commits.
 //
-// When the cycle made reservations, placement rejections stay active too: the GPUs a
-// reservation holds are held only for workloads ordered after it, and the order moves
-// with every ClusterQueue's share (any admission or finish anywhere), as does who gets
-// one of the limited reservation slots. Parking them would change decisions.
+// When the cycle made reservations, placement rejections park as ParkedReserved: the
+// GPUs a reservation holds are held only for workloads ordered after it, and the order
+// moves with every ClusterQueue's share (any admission or finish anywhere), as does who
+// gets one of the limited reservation slots, so any change wakes them.
 func (s *Scheduler) park(p plan.Plan) {
 	if s.retryAll {
 		return
 	}
 	holds := len(p.Reservations) > 0
-	// activeHead: StrictFIFO queues whose blocking head stays active (reserved, or a
-	// rejection that is not parked): their followers must stay active with it.
-	activeHead := map[string]bool{}
+	// follow: the park kind the followers of each StrictFIFO ClusterQueue's blocking
+	// head take: active with an active (or reserved) head, parked behind reservations
+	// with a head parked that way, else ParkedHead (the default).
+	follow := map[string]Park{}
 	for _, r := range p.Reservations {
 		if e := s.wls[r.Workload]; e != nil {
-			activeHead[e.res.ClusterQueue] = true
+			follow[e.res.ClusterQueue] = NotParked
 		}
 	}
 	for _, r := range p.Rejections {
@@ -72,18 +81,23 @@ func (s *Scheduler) park(p plan.Plan) {
 		}
 		k := parkFor(r)
 		if k == ParkedNodes && holds {
-			k = NotParked
+			k = ParkedReserved
 		}
-		if k != ParkedHead {
-			e.park = k
-			if k == NotParked {
-				activeHead[e.res.ClusterQueue] = true
-			}
+		if k == ParkedHead {
+			continue
+		}
+		s.setPark(e, k)
+		if f, seen := follow[e.res.ClusterQueue]; (k == NotParked || k == ParkedReserved) && (!seen || f == ParkedReserved) {
+			follow[e.res.ClusterQueue] = k
 		}
 	}
 	for _, r := range p.Rejections {
-		if e := s.wls[r.Workload]; e != nil && e.phase == phasePending && parkFor(r) == ParkedHead && !activeHead[e.res.ClusterQueue] {
-			e.park = ParkedHead
+		if e := s.wls[r.Workload]; e != nil && e.phase == phasePending && parkFor(r) == ParkedHead {
+			k, ok := follow[e.res.ClusterQueue]
+			if !ok {
+				k = ParkedHead
+			}
+			s.setPark(e, k)
 		}
 	}
 }
@@ -104,53 +118,24 @@ func parkFor(r plan.Rejection) Park {
 	return ParkedNodes
 }
 
-// wake makes parked workloads that match pending again; StrictFIFO queues wake whole
-// (a head never runs without its followers behind it). It does not start a cycle: the
-// driver's next cycle sees them.
-func (s *Scheduler) wake(match func(e *entry) bool) {
-	var strict map[string]bool
-	for _, id := range s.live {
-		e := s.wls[id]
-		if e.park == NotParked || !match(e) {
-			continue
-		}
-		e.park = NotParked
-		if e.strategy == api.StrictFIFO {
-			if strict == nil {
-				strict = map[string]bool{}
-			}
-			strict[e.res.ClusterQueue] = true
-		}
-	}
-	if strict != nil {
-		s.wakeQueues(strict)
-	}
-}
-
-// wakeQueues wakes every parked workload of the named ClusterQueues.
-func (s *Scheduler) wakeQueues(cqs map[string]bool) {
-	for _, id := range s.live {
-		if e := s.wls[id]; e.park != NotParked && cqs[e.res.ClusterQueue] {
-			e.park = NotParked
-		}
-	}
-}
-
 // wakeAll wakes every parked workload (quota change, disruption budget window over).
-func (s *Scheduler) wakeAll() { s.wake(func(*entry) bool { return true }) }
+func (s *Scheduler) wakeAll() {
+	for _, k := range []Park{ParkedQuota, ParkedNodes, ParkedHead, ParkedQueue, ParkedReserved} {
+		s.wakeSet(s.parked.byKind[k], nil)
+	}
+}
 
 // wakeForNodes wakes the workloads the nodes refused: capacity came back.
 func (s *Scheduler) wakeForNodes() {
-	s.wake(func(e *entry) bool { return e.park == ParkedNodes })
+	s.wakeSet(s.parked.byKind[ParkedNodes], nil)
+	s.wakeSet(s.parked.byKind[ParkedReserved], nil)
 }
 
 // capacityFreed wakes what a workload leaving ClusterQueue cq may help: quota in its
 // cohort tree, and GPUs on its nodes.
 func (s *Scheduler) capacityFreed(cq string) {
-	root := s.rootOf(cq)
-	s.wake(func(e *entry) bool {
-		return e.park == ParkedNodes || (e.park == ParkedQuota && s.rootOf(e.res.ClusterQueue) == root)
-	})
+	s.wakeForNodes()
+	s.wakeSet(s.parked.byRoot[s.rootOf(cq)], func(e *entry) bool { return e.park == ParkedQuota })
 }
 
 // admittedWakes handles the one case where an admission helps others: with preemption
@@ -161,18 +146,23 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 	if !s.eng.cfg.Preemption || len(victims) == 0 {
 		return
 	}
-	s.wake(func(e *entry) bool {
-		if e.park == ParkedHead || e.park == ParkedQueue {
-			return false
-		}
-		root := s.rootOf(e.res.ClusterQueue)
-		for _, v := range victims {
-			if s.rootOf(v.res.ClusterQueue) == root && s.mayPreempt(e, v) {
-				return true
+	byRoot := map[string][]*entry{}
+	for _, v := range victims {
+		byRoot[v.root] = append(byRoot[v.root], v)
+	}
+	for root, vs := range byRoot {
+		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool {
+			if e.park == ParkedHead || e.park == ParkedQueue {
+				return false
 			}
-		}
-		return false
-	})
+			for _, v := range vs {
+				if s.mayPreempt(e, v) {
+					return true
+				}
+			}
+			return false
+		})
+	}
 }
 
 // mayPreempt reads the preemptor's ClusterQueue policy through the one rule admission
@@ -205,7 +195,7 @@ func (s *Scheduler) arrived(e *entry) {
 	if e.strategy != api.StrictFIFO {
 		return
 	}
-	s.wakeQueues(map[string]bool{e.res.ClusterQueue: true})
+	s.wakeQueue(e.res.ClusterQueue)
 }
 
 // timedWakes handles what only time changes, with preemption on: a running workload
@@ -221,17 +211,37 @@ func (s *Scheduler) timedWakes(w World) {
 	from, to := s.lastCycleAt, w.Now
 	within := func(t time.Time) bool { return !t.Before(from) && !t.After(to) }
 	var unprotected []*entry
-	for _, id := range s.live {
-		e := s.wls[id]
-		if e.phase == phaseRunning && e.w.MinRuntime > 0 && within(e.startedAt.Add(e.w.MinRuntime)) {
+	for _, e := range s.running {
+		if e.w.MinRuntime > 0 && within(e.startedAt.Add(e.w.MinRuntime)) {
 			unprotected = append(unprotected, e)
 		}
 	}
 	s.admittedWakes(unprotected...)
+	expired := false
 	for _, h := range s.history {
 		if cq, ok := s.resolver.ClusterQueue(h.Queue); ok && cq.DisruptionBudget.Window > 0 && within(h.At.Add(cq.DisruptionBudget.Window)) {
-			s.wakeAll()
-			return
+			expired = true
+			break
 		}
+	}
+	s.pruneHistory(to) // after the check: a window ending right now still wakes
+	if expired {
+		s.wakeAll()
+	}
+}
+
+// pruneHistory drops preemptions older than the longest disruption-budget window:
+// they no longer count against any budget, and keeping them made every cycle walk
+// every preemption ever made.
+func (s *Scheduler) pruneHistory(now time.Time) {
+	if s.keepHistory {
+		return
+	}
+	cut := 0
+	for cut < len(s.history) && !s.history[cut].At.Add(s.maxWindow).After(now) {
+		cut++
+	}
+	if cut > 0 {
+		s.history = append(s.history[:0:0], s.history[cut:]...)
 	}
 }

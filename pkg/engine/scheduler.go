@@ -31,7 +31,20 @@ type Scheduler struct {
 	roots    map[string]string // ClusterQueue -> its cohort tree's root
 	wls      map[api.WorkloadID]*entry
 	live     []api.WorkloadID // known, unfinished workloads, sorted (deterministic walks)
-	history  []placement.PreemptionRecord
+	// active are the pending workloads the next cycle tries (not parked); running and
+	// leaving the admitted ones; each kept as events move workloads, so a cycle walks
+	// what it uses, not every workload known.
+	active, running, leaving map[api.WorkloadID]*entry
+	// nominated maps a preemptor to the victims noticed for it since it last started;
+	// preemptedBy a victim to the workload that last preempted it. Handed to the
+	// engine as they are (Input.Nominated, Input.PreemptedBy).
+	nominated   map[api.WorkloadID][]api.WorkloadID
+	preemptedBy map[api.WorkloadID]api.WorkloadID
+	history     []placement.PreemptionRecord // in time order, pruned past maxWindow
+	// maxWindow is the longest disruption-budget window of any ClusterQueue;
+	// keepHistory is set when a budget has no window (all history counts).
+	maxWindow   time.Duration
+	keepHistory bool
 	// lastCycleAt is when the last cycle ran (time-based wakes look at the span since).
 	lastCycleAt time.Time
 	cycled      bool
@@ -39,6 +52,7 @@ type Scheduler struct {
 	considered  int64 // pending workloads handed to cycles (what parking saves)
 	retryAll    bool
 	rng         *rand.Rand
+	parked      parkedIndex
 	// reservedBefore are the reservations held when the last cycle ran: Committed
 	// compares them with the new ones (a reservation given up or moved frees GPUs).
 	reservedBefore map[api.WorkloadID]plan.Reservation
@@ -51,13 +65,32 @@ const (
 	phasePending phase = iota
 	phaseRunning
 	phaseLeaving // noticed, not evicted yet
+	phaseGone    // finished or deleted
 )
+
+// setPhase moves e to phase p, keeping the active, running and leaving sets.
+func (s *Scheduler) setPhase(e *entry, p phase) {
+	id := e.w.ID()
+	delete(s.active, id)
+	delete(s.running, id)
+	delete(s.leaving, id)
+	e.phase = p
+	switch {
+	case p == phasePending && (e.park == NotParked || s.retryAll):
+		s.active[id] = e
+	case p == phaseRunning:
+		s.running[id] = e
+	case p == phaseLeaving:
+		s.leaving[id] = e
+	}
+}
 
 // entry is the scheduler's record of one workload.
 type entry struct {
 	w        *api.Workload
 	shape    string // ShapeKey(w), computed once
 	res      admission.Resolution
+	root     string // its ClusterQueue's cohort root (rootOf)
 	strategy api.QueueingStrategy
 	phase    phase
 	queuedAt time.Time
@@ -67,10 +100,6 @@ type entry struct {
 	park      Park
 	last      *plan.Rejection
 	reserved  *plan.Reservation
-	// nominated are the victims noticed for it since it last started; preemptedBy is
-	// the workload that last preempted it.
-	nominated   []api.WorkloadID
-	preemptedBy api.WorkloadID
 }
 
 // World is what a driver knows that the scheduler does not keep itself: the cluster as
@@ -85,6 +114,10 @@ type World struct {
 	// InFlight are workloads leaving that the scheduler did not notice itself (an
 	// evicted workload whose pods are still terminating on a cluster).
 	InFlight []api.WorkloadID
+	// Unchanged says the driver knows nothing changed since the last cycle (a resync
+	// pass): workloads parked behind reservations stay parked, so such a cycle tries
+	// only what events woke.
+	Unchanged bool
 }
 
 // Submit adds a workload to its queue at the given time; runtime is its expected run
@@ -98,11 +131,13 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 		return fmt.Errorf("engine: submit: workload %s is known already", id)
 	}
 	e := &entry{w: w, shape: ShapeKey(w), res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
+	e.root = s.rootOf(e.res.ClusterQueue)
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
 		e.strategy = cq.QueueingStrategy
 	}
 	s.wls[id] = e
 	s.addLive(id)
+	s.setPhase(e, phasePending)
 	s.arrived(e)
 	return nil
 }
@@ -123,8 +158,11 @@ func (s *Scheduler) Started(id api.WorkloadID, at time.Time) {
 	if e == nil {
 		return
 	}
-	e.phase, e.startedAt, e.park = phaseRunning, at, NotParked
-	e.last, e.reserved, e.nominated = nil, nil, nil
+	s.setPark(e, NotParked)
+	s.setPhase(e, phaseRunning)
+	e.startedAt = at
+	e.last, e.reserved = nil, nil
+	delete(s.nominated, id)
 }
 
 // Noticed records a preemption notice the driver applied: victim leaves for preemptor.
@@ -133,9 +171,10 @@ func (s *Scheduler) Noticed(victim, preemptor api.WorkloadID, rec placement.Pree
 	if v == nil || v.phase != phaseRunning {
 		return
 	}
-	v.phase, v.preemptedBy = phaseLeaving, preemptor
-	if p := s.wls[preemptor]; p != nil {
-		p.nominated = append(p.nominated, victim)
+	s.setPhase(v, phaseLeaving)
+	s.preemptedBy[victim] = preemptor
+	if s.wls[preemptor] != nil {
+		s.nominated[preemptor] = append(s.nominated[preemptor], victim)
 	}
 	s.history = append(s.history, rec)
 }
@@ -147,7 +186,9 @@ func (s *Scheduler) Requeued(id api.WorkloadID, at time.Time, runtime time.Durat
 	if e == nil {
 		return
 	}
-	e.phase, e.queuedAt, e.runtime, e.park = phasePending, at, runtime, NotParked
+	s.setPark(e, NotParked)
+	s.setPhase(e, phasePending)
+	e.queuedAt, e.runtime = at, runtime
 	s.capacityFreed(e.res.ClusterQueue)
 }
 
@@ -157,7 +198,11 @@ func (s *Scheduler) Finished(id api.WorkloadID) {
 	if e == nil {
 		return
 	}
+	s.setPark(e, NotParked)
+	s.setPhase(e, phaseGone)
 	delete(s.wls, id)
+	delete(s.nominated, id)
+	delete(s.preemptedBy, id)
 	s.dropLive(id)
 	s.capacityFreed(e.res.ClusterQueue)
 }
@@ -186,10 +231,7 @@ func (s *Scheduler) LastRejection(id api.WorkloadID) (plan.Rejection, bool) {
 
 // Nominated are the victims the workload waits for (noticed since it last started).
 func (s *Scheduler) Nominated(id api.WorkloadID) []api.WorkloadID {
-	if e := s.wls[id]; e != nil {
-		return e.nominated
-	}
-	return nil
+	return s.nominated[id]
 }
 
 // Parked says why a pending workload is parked as inadmissible (NotParked when it is
