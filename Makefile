@@ -36,8 +36,10 @@ bench-k8s: test-env
 	$(GO) test -count=1 -tags k8sscale -run '^TestScaleBinding$$' -timeout 30m -v ./pkg/controller
 
 # Fuzz the manifest loader for a while (no input may panic); the seed corpus runs in `make test`.
+# Then check the simulator's invariants over 1,000,000 random steps (`make test`: 100,000).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime 60s -fuzzminimizetime 1s ./pkg/manifest
+	$(GO) test -count=1 -v -run '^TestInvariantsProperty$$' -timeout 30m ./pkg/sim -rapid.checks=1000 -invariants.steps=1000000
 
 # Regenerate deepcopy functions and CRDs (controller-gen pinned in hack/tools).
 generate:
