@@ -119,8 +119,9 @@ func protectedBy(w World) func(api.WorkloadID) bool {
 // Committed takes back a plan the driver committed (applied: the admissions that
 // went through): rejections park until a relevant change, reservations are kept for the
 // next cycle (so an ETA cannot slip), and new running workloads wake what may preempt
-// them.
-func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) {
+// them. It reports whether the driver should run another cycle now, without waiting
+// for an event: the attempt cap (Config.MaxAttempts) left workloads untried.
+func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool) {
 	before := s.reservedBefore
 	s.reservedBefore = nil
 	for _, r := range p.Reservations {
@@ -149,6 +150,12 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) {
 		}
 	}
 	s.admittedWakes(started...)
+	for _, r := range p.Rejections {
+		if r.Reason == ReasonNotTried {
+			return true
+		}
+	}
+	return false
 }
 
 // reservedNow is the reservations pending workloads hold, by workload (a rejection

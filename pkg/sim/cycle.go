@@ -25,7 +25,9 @@ func (s *Simulator) runCycle() error {
 	if err != nil {
 		return err
 	}
-	s.sched.Committed(p, res.Applied)
+	if s.sched.Committed(p, res.Applied) {
+		s.dirty = true // untried workloads left: another cycle at this instant
+	}
 	return nil
 }
 
