@@ -157,21 +157,34 @@ func (s *Snapshot) Overlay() *Overlay { return &Overlay{base: s} }
 // the pod, and no snapshot is returned.
 func (s *Snapshot) Apply(changes []Change) (*Snapshot, error) {
 	ov := s.Overlay()
+	if err := ov.ApplyGroup(changes); err != nil {
+		return nil, err
+	}
+	return ov.Snapshot(), nil
+}
+
+// ApplyGroup applies changes in order on the overlay, all or nothing: on the first one
+// that cannot be applied the group is undone and that error returned. Committers apply
+// a plan workload by workload this way on one overlay and build one snapshot at the
+// end, instead of a snapshot (a copy of every node and pod) per workload.
+func (o *Overlay) ApplyGroup(changes []Change) error {
+	mark := o.Mark()
 	for _, c := range changes {
 		var err error
 		switch c.Op {
 		case OpBind:
-			err = ov.Assume(c.Pod.Ref, c.Pod.Node, c.Pod.Requests, c.Pod.Devices)
+			err = o.Assume(c.Pod.Ref, c.Pod.Node, c.Pod.Requests, c.Pod.Devices)
 		case OpRemove:
-			err = ov.Forget(c.Pod.Ref)
+			err = o.Forget(c.Pod.Ref)
 		default:
 			err = fmt.Errorf("pod %s: change op %v: unknown operation", c.Pod.Ref, c.Op)
 		}
 		if err != nil {
-			return nil, err
+			o.Undo(mark)
+			return err
 		}
 	}
-	return ov.Snapshot(), nil
+	return nil
 }
 
 // WithNode returns a snapshot in which node n is added or replaces the node of the same

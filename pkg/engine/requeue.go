@@ -155,6 +155,11 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 			if e.park == ParkedHead || e.park == ParkedQueue {
 				return false
 			}
+			if e.park == ParkedNodes && s.preempts(e) {
+				// Quota fit by borrowing; an admission in its tree may have used up what
+				// it could borrow, so its answer may now be to preempt in its own queue.
+				return true
+			}
 			for _, v := range vs {
 				if s.mayPreempt(e, v) {
 					return true
@@ -166,18 +171,30 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 }
 
 // mayPreempt reads the preemptor's ClusterQueue policy through the one rule admission
-// and placement use (api.PreemptionPolicy.Allows): could it ever choose victim? Across
-// queues it errs towards waking (the borrowing threshold is not checked).
+// and placement use (api.PreemptionPolicy): could victim's admission let it preempt? In
+// its own queue only the newcomer itself is a new candidate, by priority. Across queues
+// the newcomer may make its queue borrow, and then any workload of that queue can be
+// reclaimed: so any enabled reclaim or borrow policy wakes (the random worlds of
+// TestParkingKeepsDecisionsProperty found a reclaim against an older workload).
 func (s *Scheduler) mayPreempt(pre, victim *entry) bool {
 	cq, ok := s.resolver.ClusterQueue(pre.res.ClusterQueue)
 	if !ok {
 		return false
 	}
-	p, v := pre.w.PriorityAge(), victim.w.PriorityAge()
 	if pre.res.ClusterQueue == victim.res.ClusterQueue {
-		return cq.Preemption.WithinClusterQueue.Allows(p, v)
+		return cq.Preemption.WithinClusterQueue.Allows(pre.w.PriorityAge(), victim.w.PriorityAge())
 	}
-	return cq.Preemption.ReclaimWithinCohort.Allows(p, v) || cq.Preemption.BorrowWithinCohort.Policy.Allows(p, v)
+	return cq.Preemption.ReclaimWithinCohort.Enabled() || cq.Preemption.BorrowWithinCohort.Policy.Enabled()
+}
+
+// preempts reports whether e's ClusterQueue may preempt at all (any policy enabled).
+func (s *Scheduler) preempts(e *entry) bool {
+	cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue)
+	if !ok {
+		return false
+	}
+	p := cq.Preemption
+	return p.WithinClusterQueue.Enabled() || p.ReclaimWithinCohort.Enabled() || p.BorrowWithinCohort.Policy.Enabled()
 }
 
 // rootOf is the root of ClusterQueue cq's cohort tree ("cq:" + its name when it has no

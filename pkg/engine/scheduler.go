@@ -270,3 +270,11 @@ func (s *Scheduler) dropLive(id api.WorkloadID) {
 		s.live = append(s.live[:i], s.live[i+1:]...)
 	}
 }
+
+// Workload returns the workload the scheduler knows by ID (nil when it does not).
+func (s *Scheduler) Workload(id api.WorkloadID) *api.Workload {
+	if e := s.wls[id]; e != nil {
+		return e.w
+	}
+	return nil
+}

@@ -137,6 +137,16 @@ func (p *Plan) IsEmpty() bool {
 		len(p.Evictions) == 0 && len(p.Reservations) == 0 && len(p.Rejections) == 0
 }
 
+// BindingsByWorkload groups the bindings by workload, each in plan order: one pass for
+// a committer that applies every admission (BindingsOf per admission is quadratic).
+func (p *Plan) BindingsByWorkload() map[api.WorkloadID][]Binding {
+	out := make(map[api.WorkloadID][]Binding, len(p.Admissions))
+	for _, b := range p.Bindings {
+		out[b.Workload] = append(out[b.Workload], b)
+	}
+	return out
+}
+
 // BindingsOf returns the bindings of one workload, in plan order.
 func (p *Plan) BindingsOf(id api.WorkloadID) []Binding {
 	var out []Binding

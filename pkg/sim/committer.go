@@ -26,8 +26,11 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 	}
 	s := c.s
 	var res plan.Result
+	// Admissions bind on one overlay, workload by workload, and the snapshot is built
+	// once: a snapshot per workload copied every node and pod each time.
+	ov, byWorkload := s.snap.Overlay(), p.BindingsByWorkload()
 	for _, a := range p.Admissions {
-		if err := c.admit(a, p.BindingsOf(a.Workload)); err != nil {
+		if err := c.admit(ov, a, byWorkload[a.Workload]); err != nil {
 			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: err.Error()})
 			r := s.record(s.wls[a.Workload], EvRejected)
 			r.Reason, r.Layer = "CommitConflict: "+err.Error(), string(plan.LayerPlacement)
@@ -36,6 +39,9 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 			continue
 		}
 		res.Applied = append(res.Applied, a.Workload)
+	}
+	if len(p.Admissions) > 0 {
+		s.snap = ov.Snapshot()
 	}
 	for _, n := range p.Notices {
 		c.notice(n)
@@ -57,7 +63,7 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 }
 
 // admit binds a workload's pods and reserves its quota, or refuses both.
-func (c modelCommitter) admit(a plan.Admission, bs []plan.Binding) error {
+func (c modelCommitter) admit(ov *cluster.Overlay, a plan.Admission, bs []plan.Binding) error {
 	s := c.s
 	st := s.wls[a.Workload]
 	if st == nil || st.phase != plan.Pending {
@@ -71,14 +77,14 @@ func (c modelCommitter) admit(a plan.Admission, bs []plan.Binding) error {
 			Ref: podRef(b), Node: b.Node, Requests: b.Requests, Devices: b.Assignment,
 		}})
 	}
-	next, err := s.snap.Apply(changes)
-	if err != nil {
+	mark := ov.Mark()
+	if err := ov.ApplyGroup(changes); err != nil {
 		return err
 	}
 	if err := s.quota.Admit(st.w, asg); err != nil {
+		ov.Undo(mark)
 		return err
 	}
-	s.snap = next
 	st.assignment = asg
 	var milli resources.MilliGPU
 	for _, b := range bs {
