@@ -160,7 +160,9 @@ func (p *placementLayer) fit(c PlaceCall) placement.GangFit {
 
 func (p *placementLayer) Place(c PlaceCall) PlaceResult {
 	fc := p.constraints(c.Assignment)
-	pl, diag := placement.PlaceWorkload(c.Overlay, c.Workload, fc, p.options(c.Assignment.ClusterQueue, c.Rand))
+	opts := p.options(c.Assignment.ClusterQueue, c.Rand)
+	opts.Quiet = c.Quiet
+	pl, diag := placement.PlaceWorkload(c.Overlay, c.Workload, fc, opts)
 	if diag != nil {
 		return PlaceResult{Reason: string(diag.Code()), Details: []string{diag.String()}}
 	}

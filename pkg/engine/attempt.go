@@ -87,8 +87,15 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 	}
 	mark := c.ov.Mark()
 	held := c.hold(holds)
-	res := c.e.placer.Place(c.call(p.Workload, a))
+	call := c.call(p.Workload, a)
+	// Under held reservations a failure is explained by them; the per-node diagnosis
+	// (every node checked again) is kept for failures on the cluster as it is.
+	call.Quiet = len(holds) > 0
+	res := c.e.placer.Place(call)
 	if !res.OK {
+		if call.Quiet {
+			res.Details = []string{fmt.Sprintf("the gang does not fit around the GPUs %d reservation(s) ahead of it hold", len(holds))}
+		}
 		c.ov.Undo(mark)
 		c.recordFailure(key, holds, res)
 		return res, false

@@ -14,9 +14,6 @@ import (
 // returns a nil-free plan; a cycle with nothing to decide returns an empty plan and
 // counts nothing (no polling).
 func (s *Scheduler) Cycle(w World) plan.Plan {
-	if !w.Unchanged {
-		s.wakeSet(s.parked.byKind[ParkedReserved], nil)
-	}
 	s.timedWakes(w)
 	in, queueRejects := s.input(w)
 	if len(in.Pending) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
@@ -50,6 +47,9 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	in.Draining = s.draining()
 	var rejects []plan.Rejection
 	for id, e := range s.active {
+		if e.park == ParkedReserved && w.Unchanged {
+			continue // refused behind reservations and nothing changed since
+		}
 		if r, blocked := s.queueBlock(e); blocked {
 			rejects = append(rejects, r)
 			continue

@@ -74,6 +74,8 @@ type PlaceCall struct {
 	// while still valid, so its ETA cannot slip).
 	Held     placement.ReservationSet
 	Previous *placement.Reservation
+	// Quiet asks Place for no per-node diagnosis on failure (only the failure code).
+	Quiet bool
 	// NeedGPUMilli and FreeGPUMilli bound the gang's GPU need from below and the free
 	// GPU from above (gate.go), so Reserve can skip end times that cannot be enough.
 	NeedGPUMilli, FreeGPUMilli resources.MilliGPU

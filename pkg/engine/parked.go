@@ -23,7 +23,7 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 		return
 	}
 	id, cq := e.w.ID(), e.res.ClusterQueue
-	if e.park != NotParked {
+	if e.park != NotParked && e.park != ParkedReserved {
 		delete(s.parked.byKind[e.park], id)
 		delete(s.parked.byCQ[cq], id)
 		delete(s.parked.byRoot[e.root], id)
@@ -32,8 +32,8 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	if e.phase == phasePending {
 		s.setPhase(e, phasePending) // joins or leaves the active set
 	}
-	if k == NotParked {
-		return
+	if k == NotParked || k == ParkedReserved {
+		return // active: only an unchanged cycle passes over ParkedReserved ones
 	}
 	add(s.parked.byKind, k, id, e)
 	add(s.parked.byCQ, cq, id, e)

@@ -120,7 +120,7 @@ func parkFor(r plan.Rejection) Park {
 
 // wakeAll wakes every parked workload (quota change, disruption budget window over).
 func (s *Scheduler) wakeAll() {
-	for _, k := range []Park{ParkedQuota, ParkedNodes, ParkedHead, ParkedQueue, ParkedReserved} {
+	for _, k := range []Park{ParkedQuota, ParkedNodes, ParkedHead, ParkedQueue} {
 		s.wakeSet(s.parked.byKind[k], nil)
 	}
 }
@@ -128,7 +128,6 @@ func (s *Scheduler) wakeAll() {
 // wakeForNodes wakes the workloads the nodes refused: capacity came back.
 func (s *Scheduler) wakeForNodes() {
 	s.wakeSet(s.parked.byKind[ParkedNodes], nil)
-	s.wakeSet(s.parked.byKind[ParkedReserved], nil)
 }
 
 // capacityFreed wakes what a workload leaving ClusterQueue cq may help: quota in its

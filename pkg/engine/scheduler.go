@@ -76,7 +76,7 @@ func (s *Scheduler) setPhase(e *entry, p phase) {
 	delete(s.leaving, id)
 	e.phase = p
 	switch {
-	case p == phasePending && (e.park == NotParked || s.retryAll):
+	case p == phasePending && (e.park == NotParked || e.park == ParkedReserved || s.retryAll):
 		s.active[id] = e
 	case p == phaseRunning:
 		s.running[id] = e
