@@ -14,7 +14,25 @@ import (
 )
 
 // attempt tries to admit one pending workload and reports whether it was admitted.
+// A workload whose equivalence class was already refused this cycle, by steps that do
+// not depend on the workload itself, gets the same rejection at once (equivalence.go).
 func (c *cycle) attempt(p Pending) bool {
+	key, cacheable := c.outcomeKey(p)
+	if r, ok := c.outcomes[key]; cacheable && ok {
+		c.reject(p, r.Layer, r.Reason, r.Details...)
+		return false
+	}
+	c.personal = false
+	before := len(c.out.Rejections)
+	ok := c.decide(p)
+	if cacheable && !ok && !c.personal && len(c.out.Rejections) == before+1 {
+		c.outcomes[key] = c.out.Rejections[before]
+	}
+	return ok
+}
+
+// decide is one workload's way through admission and placement.
+func (c *cycle) decide(p Pending) bool {
 	if p.ClusterQueue == "" {
 		c.reject(p, plan.LayerAdmission, string(admission.QueueMissing),
 			fmt.Sprintf("LocalQueue %q in namespace %q does not resolve to a ClusterQueue", p.Workload.Queue, p.Workload.Namespace))
@@ -102,6 +120,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 	}
 	c.release(held)
 	if why, ok := c.allowedSince(p, mark); !ok {
+		c.personal = true // backfill: whether it ends before a reservation is its own
 		c.ov.Undo(mark)
 		return PlaceResult{Reason: ReasonBlockedByReservation, Details: []string{why}}, false
 	}
@@ -142,6 +161,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 	}
 	placeWhy := append([]string{"placement: " + res.Reason}, res.Details...)
 	if c.waitingForVictims(id) {
+		c.personal = true
 		c.reject(p, plan.LayerPlacement, ReasonWaitingForPreemption, placeWhy...)
 		return
 	}
@@ -149,6 +169,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 		return
 	}
 	if c.e.cfg.Reservations && len(c.out.Reservations) < c.e.cfg.reservationDepth() {
+		c.personal = true // where a reservation goes depends on the workload's runtime
 		call := c.call(p.Workload, a)
 		call.Running = append(append([]placement.Running(nil), c.in.Running...), c.started...)
 		call.Held, call.Previous = c.held, c.previous(id)
@@ -168,6 +189,7 @@ func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []st
 	if np, ok := c.e.placer.(nodePreempter); ok && !np.Preempts(a.ClusterQueue) {
 		return false
 	}
+	c.personal = true // victims depend on the preemptor's priority, age and history
 	call := c.call(p.Workload, a)
 	call.Running = c.eligibleRunning(id)
 	pr := c.e.placer.Preempt(call)
@@ -190,6 +212,7 @@ func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []st
 // preemptForQuota handles Mode Preempt: admission victims free the quota; the gang must
 // also fit on the nodes once they are gone, or the preemption would be pointless.
 func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
+	c.personal = true
 	id := p.Workload.ID()
 	if !c.e.cfg.Preemption {
 		c.reject(p, plan.LayerAdmission, string(admission.WaitingForQuota), quotaDetails(a)...)

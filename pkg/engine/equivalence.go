@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -120,4 +121,30 @@ func (c *cycle) shapeOf(p Pending) string {
 	s := ShapeKey(p.Workload)
 	c.shapes[id] = s
 	return s
+}
+
+// outcomeKey names what a workload's way through the cycle depends on when it takes no
+// personal step: its ClusterQueue, shape and priority, the reservations it must keep
+// off (by its runtime), the quota version (admissions change later answers) and
+// whether reservation slots are left. A workload with victims noticed for it or a
+// preemptor of its own takes personal steps: no key.
+func (c *cycle) outcomeKey(p Pending) (string, bool) {
+	id := p.Workload.ID()
+	if len(c.in.Nominated[id]) > 0 || c.in.PreemptedBy[id] != "" {
+		return "", false
+	}
+	slotsFull := !c.e.cfg.Reservations || len(c.out.Reservations) >= c.e.cfg.reservationDepth()
+	var b strings.Builder
+	b.WriteString(p.ClusterQueue)
+	b.WriteByte(0)
+	b.WriteString(c.shapeOf(p))
+	b.WriteByte(0)
+	b.WriteString(strconv.Itoa(int(p.Workload.Priority)))
+	b.WriteString(holdKey(c.holdsFor(p)))
+	b.WriteByte(0)
+	b.WriteString(strconv.Itoa(c.quotaVersion))
+	if slotsFull {
+		b.WriteString("|full")
+	}
+	return b.String(), true
 }

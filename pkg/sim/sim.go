@@ -194,3 +194,7 @@ func (s *Simulator) emit(r EventRecord) {
 }
 
 func (s *Simulator) clock() time.Time { return Epoch().Add(s.now) }
+
+// SchedulerStats are the scheduler's counters: cycles run and pending workloads handed
+// to them (what parking and the equivalence classes save), for benchmarks.
+func (s *Simulator) SchedulerStats() (cycles, considered int64) { return s.sched.Stats() }
