@@ -39,13 +39,13 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	res.Unbounded = unbounded
 	held := heldBefore(req.Held, req.Workload)
 	start := enoughFrom(groups, req)
-	if prev := req.Previous; prev != nil && prev.Workload == req.Workload && beforeEarliest(prev.Start, groups, start) &&
-		stillValid(p, base, *prev, groups, held) {
-		// No fresh plan can start before the earliest end time that frees enough GPUs,
-		// which is after the kept one: the kept one wins without the search.
-		return keptPrevious(res, *prev), nil
+	w := &walk{p: p, groups: groups, held: held, marks: []int{base}}
+	if prev := req.Previous; prev != nil && prev.Workload == req.Workload {
+		if w.keepPrevious(*prev, start) {
+			return keptPrevious(res, *prev), nil
+		}
 	}
-	g, ok := firstFit(p, base, groups, held, start)
+	g, ok := firstFit(w, start)
 	var fresh *Reservation
 	if ok {
 		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
@@ -68,6 +68,19 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	return res, nil
 }
 
+// keepPrevious settles last cycle's reservation without the search when it can: a
+// kept reservation wins over a fresh one that starts later (its ETA never slips), and
+// no fresh one starts before groups[start], so a kept one before that time stands if it
+// is still valid.
+func (w *walk) keepPrevious(prev Reservation, start int) bool {
+	if !beforeEarliest(prev.Start, w.groups, start) {
+		return false
+	}
+	ok := stillValid(w.p, w.marks[0], prev, w.groups, w.held)
+	w.marks = w.marks[:1] // stillValid went back to the base: no group is released
+	return ok
+}
+
 // keptPrevious is the result that keeps last cycle's reservation.
 func keptPrevious(res ReservationResult, prev Reservation) ReservationResult {
 	kept := prev
@@ -88,13 +101,12 @@ func beforeEarliest(t time.Time, groups []endGroup, start int) bool {
 // few probes when the gang fits soon after the GPU count allows it, the common case.
 // Held reservations that begin along the way break that order, so with any held the
 // groups are walked one by one: the ETA is then exactly the first end time that fits.
-func firstFit(p *overlayProbe, base int, groups []endGroup, held ReservationSet, start int) (int, bool) {
-	w := &walk{p: p, groups: groups, held: held, marks: []int{base}}
-	n := len(groups)
+func firstFit(w *walk, start int) (int, bool) {
+	n := len(w.groups)
 	if start >= n {
 		return 0, false
 	}
-	if len(held) > 0 {
+	if len(w.held) > 0 {
 		for g := start; g < n; g++ {
 			if w.fitsAt(g) {
 				return g, true
