@@ -108,6 +108,7 @@ func (c *cqWrapper) Quota(flavor string, pairs ...string) *cqWrapper {
 	c.Spec.ResourceGroups = append(c.Spec.ResourceGroups, rg)
 	return c
 }
+
 // Flavors adds one resource group covering resource with the given flavors in order,
 // each with the same nominal quota: admission tries them in this order.
 func (c *cqWrapper) Flavors(name corev1.ResourceName, quota string, flavors ...string) *cqWrapper {
