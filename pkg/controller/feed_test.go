@@ -25,6 +25,25 @@ func feedObjects() *api.Objects {
 	}
 }
 
+// feedScheduler is a scheduler over feedObjects with its quota and an empty cluster.
+func feedScheduler(t *testing.T) (*engine.Scheduler, *admission.Quota, *cluster.Snapshot) {
+	t.Helper()
+	objs := feedObjects()
+	s, err := engine.Build(objs, engine.DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota, err := admission.NewQuota(objs, admission.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := cluster.NewSnapshot(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, quota, empty
+}
+
 // trackedGPUs is a pending Workload ns/name of one pod with gpus GPUs, converted.
 func trackedGPUs(t *testing.T, f *feeder, name string, gpus int64, generation int64) *tracked {
 	t.Helper()
@@ -42,19 +61,7 @@ func trackedGPUs(t *testing.T, f *feeder, name string, gpus int64, generation in
 // nothing (parked workloads stay parked); a foreign pod leaving wakes the workloads the
 // nodes refused, a changed spec is submitted anew, a deleted workload is finished.
 func TestFeederReportsOnlyChanges(t *testing.T) {
-	objs := feedObjects()
-	s, err := engine.Build(objs, engine.DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota, err := admission.NewQuota(objs, admission.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	empty, err := cluster.NewSnapshot(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, quota, empty := feedScheduler(t)
 	f := newFeeder()
 	big, small := trackedGPUs(t, f, "big", 8, 1), trackedGPUs(t, f, "small", 1, 1) // over quota; no node
 	cs := &cycleState{byID: map[api.WorkloadID]*tracked{"ns/big": big, "ns/small": small}, occupants: map[string]bool{"pod:ns/x": true}}
@@ -102,19 +109,7 @@ func TestFeederReportsOnlyChanges(t *testing.T) {
 // TestFeederStartsAndRequeues: an admitted workload seen for the first time is
 // submitted and started; one that lost its admission is requeued.
 func TestFeederStartsAndRequeues(t *testing.T) {
-	objs := feedObjects()
-	s, err := engine.Build(objs, engine.DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota, err := admission.NewQuota(objs, admission.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	empty, err := cluster.NewSnapshot(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, quota, empty := feedScheduler(t)
 	considered := func() int64 {
 		s.Cycle(engine.World{Now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Cluster: empty, Quota: quota})
 		_, c := s.Stats()

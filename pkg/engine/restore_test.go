@@ -110,18 +110,25 @@ func TestRestoreReservationKeepsETA(t *testing.T) {
 	}
 }
 
-// RestoreReservation ignores workloads that are unknown or not pending.
-func TestRestoreReservationOnlyPending(t *testing.T) {
+// runningOne is a scheduler over restoreWorld with one workload, ns/<name>, running.
+func runningOne(t *testing.T, name string) (*Scheduler, *api.Workload) {
+	t.Helper()
 	objs, _ := restoreWorld(t)
 	s, err := Build(objs, DefaultPolicy())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := gpuJob("run", "lq", 1)
+	w := gpuJob(name, "lq", 1)
 	if err := s.Submit(w, t0, 0); err != nil {
 		t.Fatal(err)
 	}
 	s.Started(w.ID(), t0)
+	return s, w
+}
+
+// RestoreReservation ignores workloads that are unknown or not pending.
+func TestRestoreReservationOnlyPending(t *testing.T) {
+	s, w := runningOne(t, "run")
 	r := plan.Reservation{ETA: t0.Add(time.Hour)}
 	s.RestoreReservation(w.ID(), r)
 	s.RestoreReservation("ns/unknown", r)
@@ -192,16 +199,7 @@ func TestRestoreNominatedAndPreemptedBy(t *testing.T) {
 // RestoreHistory replaces the history (so replayed notices do not count twice), oldest
 // first.
 func TestRestoreHistoryReplacesSorted(t *testing.T) {
-	objs, _ := restoreWorld(t)
-	s, err := Build(objs, DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := gpuJob("v", "lq", 1)
-	if err := s.Submit(w, t0, 0); err != nil {
-		t.Fatal(err)
-	}
-	s.Started(w.ID(), t0)
+	s, w := runningOne(t, "v")
 	s.Noticed(w.ID(), "ns/p", placement.PreemptionRecord{Workload: w.ID(), Queue: "cq", At: t0.Add(2 * time.Minute)})
 	recs := []placement.PreemptionRecord{
 		{Workload: "ns/v", Queue: "cq", At: t0.Add(2 * time.Minute), GPUMilli: 1000},
