@@ -108,6 +108,28 @@ func (c *cqWrapper) Quota(flavor string, pairs ...string) *cqWrapper {
 	c.Spec.ResourceGroups = append(c.Spec.ResourceGroups, rg)
 	return c
 }
+
+// Flavors adds one resource group covering resource with the given flavors in order,
+// each with the same nominal quota: admission tries them in this order.
+func (c *cqWrapper) Flavors(name corev1.ResourceName, quota string, flavors ...string) *cqWrapper {
+	rg := v1alpha1.ResourceGroup{CoveredResources: []corev1.ResourceName{name}}
+	for _, f := range flavors {
+		rg.Flavors = append(rg.Flavors, v1alpha1.FlavorQuotas{Name: f,
+			Resources: []v1alpha1.ResourceQuota{{Name: name, NominalQuota: resource.MustParse(quota)}}})
+	}
+	c.Spec.ResourceGroups = append(c.Spec.ResourceGroups, rg)
+	return c
+}
+
+// Annotate sets one of Gantry's queue extensions (placement scorers, disruption budget).
+func (c *cqWrapper) Annotate(k, v string) *cqWrapper {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[k] = v
+	return c
+}
+
 func (c *cqWrapper) Preemption(within, reclaim v1alpha1.PreemptionPolicy) *cqWrapper {
 	c.Spec.Preemption = &v1alpha1.ClusterQueuePreemption{WithinClusterQueue: within, ReclaimWithinCohort: reclaim}
 	return c
@@ -121,6 +143,13 @@ func MakeLocalQueue(name, ns, cq string) *v1alpha1.LocalQueue {
 
 func MakeFlavor(name string) *v1alpha1.ResourceFlavor {
 	return &v1alpha1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// MakeFlavorOn is a flavor whose nodes carry the label key=value.
+func MakeFlavorOn(name, key, value string) *v1alpha1.ResourceFlavor {
+	f := MakeFlavor(name)
+	f.Spec.NodeLabels = map[string]string{key: value}
+	return f
 }
 
 func MakePriorityClass(name string, value int32) *v1alpha1.WorkloadPriorityClass {

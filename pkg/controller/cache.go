@@ -24,6 +24,7 @@ type stateCache struct {
 	classes   map[string]int32 // pod PriorityClass values by name
 	nodes     keyed[nodeEntry]
 	nodeView  *nodeView // nil when a node changed since it was built
+	nodeGen   uint64    // counts nodeView builds: a new one means some node changed
 	workloads workloadStore
 	pods      podStore
 	now       func() time.Time // ages assumed Workloads
@@ -150,11 +151,12 @@ func (c *stateCache) snapshot() *world {
 	objs, problems := c.queues.current()
 	if c.nodeView == nil {
 		c.nodeView = buildNodeView(&c.nodes)
+		c.nodeGen++
 	}
 	nv := c.nodeView
 	c.workloads.expire(c.now())
 	return &world{
-		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy,
+		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy, nodeGen: c.nodeGen,
 		workloads:   c.workloads.copies(),
 		pods:        c.pods.all.sorted(),
 		podsByOwner: maps.Clone(c.pods.byOwner),

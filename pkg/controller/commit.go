@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/record"
@@ -24,6 +25,8 @@ type committer struct {
 	now      time.Time
 	metrics  *Metrics
 	preempts int
+	// noticed are the preemption notices written, for the scheduler (Noticed).
+	noticed []notice
 }
 
 var _ plan.Committer = (*committer)(nil)
@@ -48,20 +51,22 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 			continue
 		}
 		res.Applied = append(res.Applied, a.Workload)
-		// Its wait is over. A failed clear is harmless: the record is read only
-		// while the workload is pending, and eviction clears it too.
-		_ = clearNominated(k.ctx, k.c, t.obj)
+		// Its wait is over. A failed clear is harmless: the records are read only
+		// while the workload is pending, and eviction clears them too.
+		_ = clearWait(k.ctx, k.c, t.obj)
 		k.events.Eventf(t.obj, "Normal", ReasonAdmitted, "admitted by ClusterQueue %s, %d pods placed", a.ClusterQueue, len(st.Admission.Placements))
 		k.metrics.admitted(a.ClusterQueue, k.now.Sub(queuedAt(t.obj)))
 	}
 	for _, r := range p.Rejections {
 		if t := k.cs.byID[r.Workload]; t != nil {
 			k.writeIfChanged(t.obj, pendingStatus(t.obj.Status, r, k.now))
+			_ = recordReservation(k.ctx, k.c, t.obj, "") // the scheduler dropped it too
 		}
 	}
 	for _, r := range p.Reservations {
 		if t := k.cs.byID[r.Workload]; t != nil {
 			k.writeIfChanged(t.obj, reservedStatus(t.obj.Status, r, k.now))
+			_ = recordReservation(k.ctx, k.c, t.obj, formatReservation(r))
 		}
 	}
 	var preemptors []api.WorkloadID // in first-notice order, for deterministic writes
@@ -122,16 +127,25 @@ func (k *committer) writeIfChanged(obj *v1alpha1.Workload, st v1alpha1.WorkloadS
 	_ = k.writeStatus(obj, st)
 }
 
-// notice marks a victim: the deadline annotation (frameworks checkpoint before it)
-// and an event. The eviction itself happens once the deadline has passed.
+// notice marks a victim: the deadline annotation (frameworks checkpoint before it),
+// the preemption in its history (disruption budgets) and an event. The eviction itself
+// happens once the deadline has passed. A notice with a preemptor is reported to the
+// scheduler (Noticed); one without (a drain) is not, as the simulator evicts those at
+// once: the victim stays in flight until it is evicted.
 func (k *committer) notice(t *tracked, n plan.Notice) error {
 	deadline := k.now.Add(n.Grace)
 	why := fmt.Sprintf("%s (%s layer)", n.Reason, n.Layer)
+	var rec *placement.PreemptionRecord
 	if n.By != "" {
 		why += " for " + string(n.By)
+		r := k.cs.runningByID[n.Workload]
+		rec = &placement.PreemptionRecord{Workload: n.Workload, Queue: r.Queue, At: stamp(k.now), GPUMilli: r.GPUMilli}
 	}
-	if err := annotateWorkload(k.ctx, k.c, t.obj, deadline, why, n.By); err != nil {
+	if err := annotateWorkload(k.ctx, k.c, t.obj, deadline, why, n.By, rec); err != nil {
 		return err
+	}
+	if rec != nil {
+		k.noticed = append(k.noticed, notice{victim: n.Workload, by: n.By, rec: *rec})
 	}
 	k.events.Eventf(t.obj, "Warning", ReasonPreempted, "preemption notice: evicted after %s: %s", deadline.UTC().Format(time.RFC3339), why)
 	return nil
@@ -142,8 +156,9 @@ func (k *committer) noticeNow(t *tracked, e plan.Eviction) {
 	_ = k.notice(t, plan.Notice{Workload: e.Workload, Layer: e.Layer, Reason: e.Reason})
 }
 
-// annotateWorkload sets the notice annotations on the Workload object.
-func annotateWorkload(ctx context.Context, c client.Client, obj *v1alpha1.Workload, deadline time.Time, why string, by api.WorkloadID) error {
+// annotateWorkload sets the notice annotations on the Workload object, and adds rec
+// (if any) to its preemption history.
+func annotateWorkload(ctx context.Context, c client.Client, obj *v1alpha1.Workload, deadline time.Time, why string, by api.WorkloadID, rec *placement.PreemptionRecord) error {
 	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) {
 		if wl.Annotations == nil {
 			wl.Annotations = map[string]string{}
@@ -152,6 +167,9 @@ func annotateWorkload(ctx context.Context, c client.Client, obj *v1alpha1.Worklo
 		wl.Annotations[AnnotationPreemptionReason] = why
 		if by != "" {
 			wl.Annotations[AnnotationPreemptedBy] = string(by)
+		}
+		if rec != nil {
+			wl.Annotations[AnnotationPreemptionHistory] = appendHistory(wl.Annotations[AnnotationPreemptionHistory], *rec)
 		}
 	})
 }

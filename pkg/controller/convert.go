@@ -52,6 +52,13 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 	if s := wl.Spec.MaximumExecutionTimeSeconds; s != nil {
 		out.MaxRuntime = time.Duration(*s) * time.Second
 	}
+	if s, ok := wl.Annotations[api.AnnotationMinRuntime]; ok {
+		d, err := api.ParseDuration(s)
+		if err != nil {
+			return nil, fmt.Errorf("workload %s/%s: metadata.annotations[%s]: %w", wl.Namespace, wl.Name, api.AnnotationMinRuntime, err)
+		}
+		out.MinRuntime = d
+	}
 	for i := range wl.Spec.PodSets {
 		ps, err := toAPIPodSet(&wl.Spec.PodSets[i], fmt.Sprintf("spec.podSets[%d]", i))
 		if err != nil {
@@ -63,6 +70,17 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 		return nil, fmt.Errorf("workload %s/%s: spec.podSets: empty", wl.Namespace, wl.Name)
 	}
 	return out, nil
+}
+
+// carriedAnnotations are the annotations of a job object its Workload takes over:
+// those the engine reads (the minimum runtime that protects it from preemption), nil
+// when it has none.
+func carriedAnnotations(ann map[string]string) map[string]string {
+	v, ok := ann[api.AnnotationMinRuntime]
+	if !ok {
+		return nil
+	}
+	return map[string]string{api.AnnotationMinRuntime: v}
 }
 
 func toAPIPodSet(in *v1alpha1.PodSet, field string) (api.PodSet, error) {

@@ -8,7 +8,13 @@
 // rate-limited, with a long resync), not by a polling loop.
 //
 // The scheduling decisions themselves come from pkg/engine, the same code the
-// simulator runs.
+// simulator runs, driven the same way: one long-lived engine.Scheduler built by
+// engine.Build from the queue objects (sched.go), told each pass what changed since the
+// last one (feed.go: submitted, started, requeued, finished, nodes changed), so
+// workloads it parked stay parked until a change can help them. It is rebuilt when the
+// queue objects change, and then, as after a restart, given every workload again and
+// restored from what the objects record (restore.go, persist.go): preempted-by,
+// nominated victims, the preemption history of the disruption budgets, reservations.
 //
 // # The cache
 //

@@ -79,6 +79,7 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 		delete(wl.Annotations, AnnotationPreemptionNotice)
 		delete(wl.Annotations, AnnotationPreemptionReason)
 		delete(wl.Annotations, AnnotationNominatedVictims) // it ran, so its last wait is over
+		delete(wl.Annotations, AnnotationReservation)
 	})
 	if err != nil {
 		return fmt.Errorf("clear notice: %w", err)

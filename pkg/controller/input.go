@@ -2,7 +2,7 @@ package controller
 
 import (
 	"fmt"
-	"math/rand"
+	"sort"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -15,6 +15,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // tracked is one Workload object with its engine model and where it stands.
@@ -31,23 +32,38 @@ func (t *tracked) finished() bool {
 }
 func (t *tracked) noticed() bool { return t.obj.Annotations[AnnotationPreemptionNotice] != "" }
 
-// cycleState is the engine's input plus what the committer needs to map the plan back.
+// cycleState is one pass's picture for the engine's scheduler (its World) plus what
+// the committer needs to map the plan back. The scheduler keeps the queues and
+// everything decided in earlier cycles itself; this is only what the cluster shows now.
 type cycleState struct {
-	in       engine.Input
-	byID     map[api.WorkloadID]*tracked
-	quota    *admission.Quota // admitted usage as read; the engine works on a clone
-	flavors  []api.ResourceFlavor
-	warnings []string // state that could not be read (logged, never fatal)
+	byID  map[api.WorkloadID]*tracked
+	quota *admission.Quota // admitted usage as read; the cycle works on a clone
+	// cluster holds the admitted workloads' planned pods and every other bound pod.
+	cluster *cluster.Snapshot
+	// running are the admitted workloads not under a notice, as the simulator's running
+	// views: the noticed ones are leaving (inFlight). runningByID has every admitted one.
+	running     []placement.Running
+	runningByID map[api.WorkloadID]placement.Running
+	// inFlight are the workloads leaving that the scheduler may not know as leaving:
+	// noticed ones (a notice given before a restart, or a drain) and evicted ones whose
+	// pods still terminate.
+	inFlight map[api.WorkloadID]bool
+	// occupants are the bound pods no admission accounts for (foreign pods, pods of
+	// evicted workloads still terminating), by key: one gone frees capacity.
+	occupants map[string]bool
+	warnings  []string // state that could not be read (logged, never fatal)
 }
 
-// buildInput turns the world into the engine's input for one cycle.
-func buildInput(w *world, now time.Time, cycleNo int64, rng *rand.Rand) (*cycleState, error) {
-	cs := &cycleState{byID: map[api.WorkloadID]*tracked{}, flavors: w.objs.Flavors, warnings: append([]string(nil), w.warnings...)}
+// modelOf converts a Workload object (priority resolved) into the engine's model; the
+// feeder keeps the conversions between passes.
+type modelOf func(obj *v1alpha1.Workload, priority int32) (*api.Workload, error)
+
+// buildState reads the pass's world: the workloads, the admitted quota usage, the
+// cluster with every bound pod, and the running and leaving workloads.
+func buildState(w *world, convert modelOf) (*cycleState, error) {
+	cs := &cycleState{byID: map[api.WorkloadID]*tracked{}, runningByID: map[api.WorkloadID]placement.Running{},
+		inFlight: map[api.WorkloadID]bool{}, occupants: map[string]bool{}, warnings: append([]string(nil), w.warnings...)}
 	cqOf := localQueueTargets(w.objs)
-	strategy := map[string]api.QueueingStrategy{}
-	for _, cq := range w.objs.ClusterQueues {
-		strategy[cq.Name] = cq.QueueingStrategy
-	}
 	quota, err := admission.NewQuota(w.objs, admission.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
@@ -56,66 +72,76 @@ func buildInput(w *world, now time.Time, cycleNo int64, rng *rand.Rand) (*cycleS
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	cs.in = engine.Input{Cycle: cycleNo, Now: now, Rand: rng, InFlight: map[api.WorkloadID]bool{},
-		Nominated: map[api.WorkloadID][]api.WorkloadID{}, PreemptedBy: map[api.WorkloadID]api.WorkloadID{}}
 	var changes []cluster.Change
 	for i := range w.workloads {
 		obj := &w.workloads[i]
 		t := &tracked{obj: obj, cq: cqOf[obj.Namespace+"/"+obj.Spec.QueueName]}
-		t.model, t.err = ToAPIWorkload(obj, w.priorities[obj.Spec.PriorityClassName])
-		if t.err != nil || t.finished() {
+		if t.finished() {
+			cs.byID[api.WorkloadID(wlKey(obj))] = t
+			continue
+		}
+		t.model, t.err = convert(obj, w.priorities[obj.Spec.PriorityClassName])
+		if t.err != nil {
 			cs.byID[api.WorkloadID(wlKey(obj))] = t
 			continue
 		}
 		cs.byID[t.model.ID()] = t
-		if by := obj.Annotations[AnnotationPreemptedBy]; by != "" {
-			cs.in.PreemptedBy[t.model.ID()] = api.WorkloadID(by)
+		if t.admitted() {
+			changes = append(changes, cs.addAdmitted(w, t, quota)...)
 		}
-		if !t.admitted() {
-			if rec := parseNominated(obj.Annotations[AnnotationNominatedVictims]); len(rec) > 0 {
-				cs.addNominated(t.model.ID(), rec...)
-			}
-			cs.in.Pending = append(cs.in.Pending, engine.Pending{Workload: t.model, ClusterQueue: t.cq,
-				Strategy: strategy[t.cq], QueuedAt: queuedAt(obj), Runtime: t.model.MaxRuntime})
-			continue
-		}
-		pods, err := admittedPods(w, t)
-		if err != nil {
-			cs.warnings = append(cs.warnings, err.Error())
-		}
-		for _, bp := range pods {
-			changes = append(changes, cluster.Change{Op: cluster.OpBind, Pod: bp})
-		}
-		if err := quota.Admit(t.model, assignmentOf(t)); err != nil {
-			cs.warnings = append(cs.warnings, err.Error())
-		}
-		if t.noticed() {
-			cs.in.InFlight[t.model.ID()] = true
-			if by := api.WorkloadID(obj.Annotations[AnnotationPreemptedBy]); by != "" {
-				cs.addNominated(by, t.model.ID())
-			}
-		}
-		cs.in.Running = append(cs.in.Running, runningOf(t, pods))
 	}
 	changes = append(changes, foreignPods(w, cs)...)
-	if cs.in.Cluster, err = applyEach(snap, changes, &cs.warnings); err != nil {
+	if cs.cluster, err = applyEach(snap, changes, &cs.warnings); err != nil {
 		return nil, err
 	}
 	cs.quota = quota
-	cs.in.Quota = engine.NewAdmissionQuota(quota.Clone(), nil)
 	return cs, nil
 }
 
-// addNominated adds victims to preemptor's Nominated list, each once. The list is the
-// preemptor's own record (AnnotationNominatedVictims, as the simulator's nominated
-// list) joined with the victims still leaving that name it in their preempted-by
-// annotation (so a lost record write still makes it wait for them).
-func (cs *cycleState) addNominated(preemptor api.WorkloadID, victims ...api.WorkloadID) {
-	list := cs.in.Nominated[preemptor]
-	for _, v := range victims {
-		list = appendUnique(list, v)
+// addAdmitted charges an admitted workload's quota and records it as running (or
+// leaving, under a notice); it returns its planned pods for the cluster.
+func (cs *cycleState) addAdmitted(w *world, t *tracked, quota *admission.Quota) []cluster.Change {
+	pods, err := admittedPods(w, t)
+	if err != nil {
+		cs.warnings = append(cs.warnings, err.Error())
 	}
-	cs.in.Nominated[preemptor] = list
+	if err := quota.Admit(t.model, assignmentOf(t)); err != nil {
+		cs.warnings = append(cs.warnings, err.Error())
+	}
+	r := runningOf(w, t, pods)
+	cs.runningByID[r.ID] = r
+	if t.noticed() {
+		cs.inFlight[r.ID] = true
+	} else {
+		cs.running = append(cs.running, r)
+	}
+	changes := make([]cluster.Change, 0, len(pods))
+	for _, bp := range pods {
+		changes = append(changes, cluster.Change{Op: cluster.OpBind, Pod: bp})
+	}
+	return changes
+}
+
+// world is the scheduler's World at now.
+func (cs *cycleState) world(now time.Time) engine.World {
+	w := engine.World{Now: now, Cluster: cs.cluster, Quota: cs.quota, Running: cs.running}
+	for id := range cs.inFlight {
+		w.InFlight = append(w.InFlight, id)
+	}
+	sort.Slice(w.InFlight, func(i, j int) bool { return w.InFlight[i] < w.InFlight[j] })
+	return w
+}
+
+// pending are the models of the workloads waiting for admission, in key order.
+func (cs *cycleState) pending() []engine.Pending {
+	var out []engine.Pending
+	for _, t := range cs.byID {
+		if t.model != nil && !t.admitted() && !t.finished() {
+			out = append(out, engine.Pending{Workload: t.model, ClusterQueue: t.cq})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Workload.ID() < out[j].Workload.ID() })
+	return out
 }
 
 // applyEach binds pods one by one so a single stale pod (say, on a node that left) is
@@ -194,13 +220,13 @@ func assignmentOf(t *tracked) admission.Assignment {
 	return a
 }
 
-// runningOf is an admitted workload as preemption and reservations see it.
-func runningOf(t *tracked, pods []cluster.BoundPod) placement.Running {
+// runningOf is an admitted workload as preemption and reservations see it: started
+// when admitted, ending by its maximum runtime, protected for its minimum runtime, on
+// spot capacity when any of its nodes is.
+func runningOf(w *world, t *tracked, pods []cluster.BoundPod) placement.Running {
 	r := placement.Running{ID: t.model.ID(), Queue: t.obj.Status.Admission.ClusterQueue, Priority: t.model.Priority,
 		Created: t.model.Created, MinRuntime: t.model.MinRuntime, Preemptible: true, CapacityType: api.CapacityOnDemand}
-	if c := meta.FindStatusCondition(t.obj.Status.Conditions, v1alpha1.WorkloadAdmitted); c != nil {
-		r.StartedAt = c.LastTransitionTime.Time
-	}
+	r.StartedAt = admittedAt(t.obj)
 	if t.model.MaxRuntime > 0 && !r.StartedAt.IsZero() {
 		r.ExpectedEnd = r.StartedAt.Add(t.model.MaxRuntime)
 	}
@@ -209,8 +235,19 @@ func runningOf(t *tracked, pods []cluster.BoundPod) placement.Running {
 		for _, d := range p.Devices.Devices {
 			r.GPUMilli += d.Milli
 		}
+		if i, ok := w.nodeIndex[p.Node]; ok && w.nodes[i].CapacityType == api.CapacitySpot {
+			r.CapacityType = api.CapacitySpot
+		}
 	}
 	return r
+}
+
+// admittedAt is when the workload's current run was admitted (zero when unknown).
+func admittedAt(obj *v1alpha1.Workload) time.Time {
+	if c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
 }
 
 // foreignPods are bound, live pods Gantry did not place: they use capacity too. Their
@@ -229,7 +266,7 @@ func foreignPods(w *world, cs *cycleState) []cluster.Change {
 			// Evicted, its pods still terminating: it is still leaving, so its preemptor
 			// keeps waiting for it and its preemptor's other victims stay held (in the
 			// simulator an eviction frees the room at once).
-			cs.in.InFlight[t.model.ID()] = true
+			cs.inFlight[t.model.ID()] = true
 		}
 		req, err := ResourceVector(PodRequests(&p.Spec), "spec")
 		if err != nil {
@@ -237,6 +274,7 @@ func foreignPods(w *world, cs *cycleState) []cluster.Change {
 			continue
 		}
 		ref := cluster.PodRef{Workload: api.WorkloadID("pod:" + p.Namespace + "/" + p.Name), PodSet: "pod"}
+		cs.occupants[string(ref.Workload)] = true
 		out = append(out, cluster.Change{Op: cluster.OpBind, Pod: cluster.BoundPod{Ref: ref, Node: p.Spec.NodeName, Requests: req}})
 	}
 	return out

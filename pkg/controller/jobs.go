@@ -52,9 +52,10 @@ func WorkloadForJob(job *batchv1.Job) (*v1alpha1.Workload, error) {
 	ps.TopologyRequest = topologyFromAnnotations(tmpl.Annotations)
 	wl := &v1alpha1.Workload{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkloadNameForJob(job.Name),
-			Namespace: job.Namespace,
-			Labels:    map[string]string{LabelJobKind: "Job"},
+			Name:        WorkloadNameForJob(job.Name),
+			Namespace:   job.Namespace,
+			Labels:      map[string]string{LabelJobKind: "Job"},
+			Annotations: carriedAnnotations(job.Annotations),
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),

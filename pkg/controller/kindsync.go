@@ -38,7 +38,7 @@ func WorkloadForObject(k jobKind, u *unstructured.Unstructured) (*v1alpha1.Workl
 	return &v1alpha1.Workload{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: WorkloadNameFor(k.GVK.Kind, u.GetName()), Namespace: u.GetNamespace(),
-			Labels: map[string]string{LabelJobKind: k.GVK.Kind},
+			Labels: map[string]string{LabelJobKind: k.GVK.Kind}, Annotations: carriedAnnotations(u.GetAnnotations()),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: k.GVK.Kind, Name: u.GetName(),
 				UID: u.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},

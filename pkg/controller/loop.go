@@ -2,13 +2,11 @@ package controller
 
 import (
 	"context"
-	"math/rand"
 	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/engine"
-	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -17,7 +15,8 @@ import (
 
 // Options configure the controller.
 type Options struct {
-	// Engine is the scheduling policy, the same the simulator takes.
+	// Engine is the engine's configuration; with Seed it makes the scheduling policy
+	// (policy), the same engine.Policy the simulator takes.
 	Engine engine.Config
 	// Interval is the least time between two passes: changes arriving faster are
 	// coalesced into the next pass. 0 means 200ms.
@@ -45,8 +44,7 @@ type Controller struct {
 	metrics *Metrics
 	opts    Options
 	log     logr.Logger
-	rng     *rand.Rand
-	cycleNo int64
+	sched   scheduling // the engine's scheduler and what feeds it, kept between passes
 	wake    *wakeup
 	watch   *watcher
 	// Set by each pass for the loop: retry soon, and the next preemption deadline.
@@ -73,7 +71,7 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	}
 	cache := newStateCache()
 	return &Controller{c: assumingClient{Client: c, cache: cache}, direct: direct, cache: cache, events: events,
-		metrics: metrics, opts: opts, log: log, rng: rand.New(rand.NewSource(opts.Seed)), wake: newWakeup(),
+		metrics: metrics, opts: opts, log: log, sched: scheduling{feed: newFeeder()}, wake: newWakeup(),
 		watch: &watcher{done: map[string]bool{}, cache: cache}}, nil
 }
 
@@ -155,40 +153,24 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	ctl.syncPodGangs(ctx, lookupIn(w.workloadIndex()), w.pods, now)
 	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, w, now)
-	ctl.cycleNo++
-	cs, err := buildInput(w, now, ctl.cycleNo, ctl.rng)
+	cs, err := buildState(w, ctl.sched.feed.model)
 	if err != nil {
 		return err
 	}
+	ctl.reportInvalid(ctx, cs, now)
+	p, err := ctl.schedule(ctx, w, cs, now)
 	for _, warn := range cs.warnings {
 		ctl.log.Info("state", "warning", warn)
 	}
-	ctl.reportInvalid(ctx, cs, now)
-	p := ctl.cycle(cs)
-	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics}
-	if _, err := k.Apply(p); err != nil {
+	if err != nil {
 		return err
 	}
 	ctl.bindAll(ctx, w)
 	ctl.writeQueueStatuses(ctx, cs)
-	ctl.metrics.observeCycle(cs, cs.quota, p, time.Since(start))
-	ctl.log.V(1).Info("pass", "took", time.Since(start), "pending", len(cs.in.Pending), "running", len(cs.in.Running),
+	ctl.metrics.observeCycle(cs, ctl.sched.s, time.Since(start))
+	ctl.log.V(1).Info("pass", "took", time.Since(start), "running", len(cs.running),
 		"admitted", len(p.Admissions), "rejected", len(p.Rejections))
 	return nil
-}
-
-// cycle runs the engine on the state of this pass.
-func (ctl *Controller) cycle(cs *cycleState) plan.Plan {
-	if len(cs.in.Pending) == 0 {
-		return plan.Plan{}
-	}
-	placer := engine.NewPlacer(engine.PlacerConfig{Seed: ctl.opts.Seed + ctl.cycleNo, Grace: ctl.opts.Engine.Grace, Flavors: cs.flavors})
-	eng, err := engine.New(ctl.opts.Engine, placer)
-	if err != nil {
-		ctl.log.Error(err, "engine")
-		return plan.Plan{}
-	}
-	return eng.Cycle(cs.in)
 }
 
 // reportInvalid writes the reason on workloads Gantry cannot read.

@@ -44,6 +44,9 @@ type fixture struct {
 	stopFn context.CancelFunc
 	done   chan struct{}
 	reg    *prometheus.Registry // the running controller's metrics
+	ctl    *Controller          // the running controller
+	// tune adjusts the controller's options before each start (nil: the defaults).
+	tune func(*Options)
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, true) }
@@ -126,13 +129,18 @@ func (f *fixture) startControllerAs(cfg *rest.Config) {
 	// Resync stays at its 30 s default, longer than any wait in the tests: passes
 	// must come from watched changes.
 	f.reg = prometheus.NewRegistry()
-	mgr, _, err := NewManager(cfg, ManagerOptions{
-		Controller:  Options{Engine: engine.Config{Preemption: true, Grace: time.Second}, Interval: 100 * time.Millisecond, Seed: 1},
+	opts := Options{Engine: engine.Config{Preemption: true, Grace: time.Second}, Interval: 100 * time.Millisecond, Seed: 1}
+	if f.tune != nil {
+		f.tune(&opts)
+	}
+	mgr, ctl, err := NewManager(cfg, ManagerOptions{
+		Controller:  opts,
 		MetricsAddr: "0", HealthAddr: "0", Log: testLogger(), Registry: f.reg,
 	})
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	f.ctl = ctl
 	ctx, cancel := context.WithCancel(f.ctx)
 	f.stopFn, f.done = cancel, make(chan struct{})
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,25 +83,35 @@ func (m *Metrics) preempted(adm *v1alpha1.Admission, layer plan.Layer) {
 
 func (m *Metrics) evicted(cq, reason string) { m.evictedTotal.WithLabelValues(cq, reason).Inc() }
 
-// observeCycle refreshes the gauges from one cycle's state and plan.
-func (m *Metrics) observeCycle(cs *cycleState, q *admission.Quota, p plan.Plan, took time.Duration) {
+// decisions is what the engine's scheduler says about a pending workload: the
+// reservation it holds, or why it was last not admitted (engine.Scheduler).
+type decisions interface {
+	Reservation(id api.WorkloadID) (plan.Reservation, bool)
+	LastRejection(id api.WorkloadID) (plan.Rejection, bool)
+}
+
+// observeCycle refreshes the gauges from one pass's state. The pending gauge counts
+// each pending workload by its latest decision, which the scheduler keeps: a parked
+// workload is not decided again every pass, yet it is still pending.
+func (m *Metrics) observeCycle(cs *cycleState, d decisions, took time.Duration) {
 	m.cycle.Observe(took.Seconds())
 	m.pending.Reset()
-	for _, r := range p.Rejections {
-		m.pending.WithLabelValues(r.ClusterQueue, r.Reason).Inc()
-	}
-	for _, r := range p.Reservations {
-		if t := cs.byID[r.Workload]; t != nil {
-			m.pending.WithLabelValues(t.cq, "Reserved").Inc()
+	pending := cs.pending()
+	for _, p := range pending {
+		id := p.Workload.ID()
+		if _, ok := d.Reservation(id); ok {
+			m.pending.WithLabelValues(p.ClusterQueue, "Reserved").Inc()
+		} else if r, ok := d.LastRejection(id); ok {
+			m.pending.WithLabelValues(r.ClusterQueue, r.Reason).Inc()
 		}
 	}
-	if q != nil {
-		m.observeQuota(q)
+	if cs.quota != nil {
+		m.observeQuota(cs.quota)
 	}
 	m.gpuAllocated.Reset()
 	m.gpuFree.Reset()
 	// Prometheus gauges take float64 by API; the counts themselves are integers.
-	u := countGPUUnits(cs.in.Cluster.Overlay(), cs.in.Pending)
+	u := countGPUUnits(cs.cluster.Overlay(), pending)
 	for k, v := range u.Free {
 		m.gpuFree.WithLabelValues(k.Pool, k.Mode).Set(float64(v))
 	}

@@ -30,6 +30,18 @@ const (
 	// (engine.Input.Nominated). It is removed when the preemptor is admitted or
 	// evicted, and goes with the object when it is deleted.
 	AnnotationNominatedVictims = "gantry.dev/nominated-victims"
+	// AnnotationPreemptionHistory is set on a preempted workload with each notice: a
+	// JSON list of {"at", "queue", "gpuMilli"} (newest last, at most
+	// maxHistoryRecords), its preemptions as disruption budgets count them. Like
+	// AnnotationPreemptedBy it stays after eviction, so a restarted controller counts
+	// the budgets' windows as the last one did.
+	AnnotationPreemptionHistory = "gantry.dev/preemption-history"
+	// AnnotationReservation is set on a pending workload holding a backfill reservation:
+	// JSON {"eta", "pods": [{"podSet", "index", "node", "devices"}], "waits"}, the plan
+	// status.eta summarises. A restarted controller hands it back to the engine, which
+	// keeps it while it is valid, so the ETA does not move. It is removed when the
+	// workload is admitted or loses the reservation.
+	AnnotationReservation = "gantry.dev/reservation"
 
 	// LabelWorkload is set on Workloads made from a job, naming the job kind.
 	LabelJobKind = "gantry.dev/job-kind"

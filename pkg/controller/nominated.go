@@ -63,10 +63,34 @@ func recordNominated(ctx context.Context, c client.Client, obj *v1alpha1.Workloa
 	})
 }
 
-// clearNominated removes the record: the preemptor's wait is over.
-func clearNominated(ctx context.Context, c client.Client, obj *v1alpha1.Workload) error {
-	if _, ok := obj.Annotations[AnnotationNominatedVictims]; !ok {
+// clearWait removes the records of a pending workload's wait (its victims, its
+// reservation): it was admitted.
+func clearWait(ctx context.Context, c client.Client, obj *v1alpha1.Workload) error {
+	_, victims := obj.Annotations[AnnotationNominatedVictims]
+	_, reserved := obj.Annotations[AnnotationReservation]
+	if !victims && !reserved {
 		return nil
 	}
-	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) { delete(wl.Annotations, AnnotationNominatedVictims) })
+	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) {
+		delete(wl.Annotations, AnnotationNominatedVictims)
+		delete(wl.Annotations, AnnotationReservation)
+	})
+}
+
+// recordReservation sets the workload's reservation record to value ("" removes it),
+// writing only a change: a reservation kept from cycle to cycle is written once.
+func recordReservation(ctx context.Context, c client.Client, obj *v1alpha1.Workload, value string) error {
+	if obj.Annotations[AnnotationReservation] == value {
+		return nil
+	}
+	return patchWorkload(ctx, c, obj, func(wl *v1alpha1.Workload) {
+		if value == "" {
+			delete(wl.Annotations, AnnotationReservation)
+			return
+		}
+		if wl.Annotations == nil {
+			wl.Annotations = map[string]string{}
+		}
+		wl.Annotations[AnnotationReservation] = value
+	})
 }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"math/rand"
 	"reflect"
 	"testing"
 	"time"
@@ -45,10 +44,11 @@ func (w *wlWrapper) Noticed(by string) *wlWrapper {
 
 func (w *wlWrapper) Obj() v1alpha1.Workload { return *w.DeepCopy() }
 
-// TestBuildInputNominated: engine.Input.Nominated is built as the simulator builds it
-// (the preemptor's victims since it last started), from the preemptor's record plus
-// the victims still leaving that name it.
-func TestBuildInputNominated(t *testing.T) {
+// TestRestoredNominated: the waits a restarted controller restores are the simulator's
+// nominated lists (the preemptor's victims since it last started), from the
+// preemptor's record plus the victims still leaving that name it; the world names the
+// leaving ones in flight, and every preempted-by annotation is restored.
+func TestRestoredNominated(t *testing.T) {
 	cases := []struct {
 		name      string
 		workloads []v1alpha1.Workload
@@ -96,20 +96,21 @@ func TestBuildInputNominated(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{objs: &api.Objects{}, nodeIndex: map[string]int{}, priorities: map[string]int32{}, workloads: tc.workloads, pods: tc.pods}
-			cs, err := buildInput(w, time.Unix(0, 0), 1, rand.New(rand.NewSource(1)))
+			cs, err := buildState(w, ToAPIWorkload)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(cs.in.Nominated, tc.wantNominated) {
-				t.Errorf("Nominated = %v, want %v", cs.in.Nominated, tc.wantNominated)
+			r := readRestored(w, cs, time.Unix(0, 0))
+			if !reflect.DeepEqual(r.nominated, tc.wantNominated) {
+				t.Errorf("nominated = %v, want %v", r.nominated, tc.wantNominated)
 			}
-			if !reflect.DeepEqual(cs.in.InFlight, tc.wantInFlight) {
-				t.Errorf("InFlight = %v, want %v", cs.in.InFlight, tc.wantInFlight)
+			if !reflect.DeepEqual(cs.inFlight, tc.wantInFlight) {
+				t.Errorf("inFlight = %v, want %v", cs.inFlight, tc.wantInFlight)
 			}
 			for _, wl := range tc.workloads {
 				by := wl.Annotations[AnnotationPreemptedBy]
-				if got := cs.in.PreemptedBy[api.WorkloadID("ns/"+wl.Name)]; string(got) != by {
-					t.Errorf("PreemptedBy[%s] = %q, want %q", wl.Name, got, by)
+				if got := r.preemptedBy[api.WorkloadID("ns/"+wl.Name)]; string(got) != by {
+					t.Errorf("preemptedBy[%s] = %q, want %q", wl.Name, got, by)
 				}
 			}
 		})

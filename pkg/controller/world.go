@@ -17,6 +17,7 @@ type world struct {
 	objs        *api.Objects // queue kinds, validated by the same loader the simulator uses
 	nodes       []cluster.Node
 	nodeIndex   map[string]int
+	nodeGen     uint64              // changes whenever a node changed (stateCache.nodeGen)
 	workloads   []v1alpha1.Workload // by key; shallow copies, see workloadStore.copies
 	pods        []*corev1.Pod       // by key
 	podsByOwner map[podOwner][]*corev1.Pod

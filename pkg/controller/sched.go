@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/plan"
+)
+
+// scheduling is the engine's scheduler as the controller drives it: one long-lived
+// engine.Scheduler, built by engine.Build as the simulator builds its own, fed with
+// the events each pass reads from the cache, and rebuilt (then fed and restored from
+// the objects, as after a restart) when the queue objects change.
+type scheduling struct {
+	s    *engine.Scheduler
+	objs *api.Objects // the converted queue objects s was built from
+	feed *feeder
+	// passes and considered count for tests and logs: passes run, and pending
+	// workloads handed to the engine by every scheduler built since start.
+	passes, considered atomic.Int64
+	consideredBefore   int64 // by the schedulers replaced
+}
+
+// policy is the scheduling policy of the options: the engine's configuration with the
+// controller's seed, what `gantry simulate` builds its scheduler from.
+func (o Options) policy() engine.Policy { return engine.Policy{Config: o.Engine, Seed: o.Seed} }
+
+// ensureScheduler builds the scheduler on the first pass and again after the queue
+// objects changed (the cache converts them anew, so the pointer tells). It reports
+// whether it built one: then every workload is fed again and restored.
+func (ctl *Controller) ensureScheduler(w *world, cs *cycleState) (bool, error) {
+	sc := &ctl.sched
+	if sc.s != nil && sc.objs == w.objs {
+		return false, nil
+	}
+	objs := *w.objs // shared read-only: a copy that adds the workloads
+	objs.Workloads = nil
+	for _, id := range sortedKeys(cs.byID) {
+		if t := cs.byID[id]; t.model != nil {
+			objs.Workloads = append(objs.Workloads, *t.model) // the fragmentation scorer's shapes
+		}
+	}
+	s, err := engine.Build(&objs, ctl.opts.policy())
+	if err != nil {
+		return false, fmt.Errorf("engine: %w", err)
+	}
+	if sc.s != nil {
+		_, c := sc.s.Stats()
+		sc.consideredBefore += c
+	}
+	sc.s, sc.objs = s, w.objs
+	sc.feed.reset()
+	return true, nil
+}
+
+// schedule runs the pass's cycle: it feeds the scheduler what changed (restoring it
+// when new), runs one cycle on the pass's world, commits the plan and hands it back.
+func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, now time.Time) (plan.Plan, error) {
+	sc := &ctl.sched
+	defer sc.passes.Add(1)
+	built, err := ctl.ensureScheduler(w, cs)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	for _, err := range sc.feed.observe(sc.s, cs, w.nodeGen) {
+		cs.warnings = append(cs.warnings, err.Error())
+	}
+	if built {
+		r := readRestored(w, cs, now)
+		r.apply(sc.s)
+		cs.warnings = append(cs.warnings, r.warnings...)
+	}
+	p := sc.s.Cycle(cs.world(now))
+	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics}
+	res, err := k.Apply(p)
+	if err != nil {
+		return p, err
+	}
+	sc.feed.committed(sc.s, p, res.Applied, k.noticed, now)
+	_, c := sc.s.Stats()
+	sc.considered.Store(sc.consideredBefore + c)
+	return p, nil
+}
+
+// passStats are the passes run and the pending workloads handed to the engine so far
+// (engine.Scheduler.Stats over every scheduler built): a pass in which nothing
+// changed hands none. Safe to call while the controller runs.
+func (ctl *Controller) passStats() (passes, considered int64) {
+	return ctl.sched.passes.Load(), ctl.sched.considered.Load()
+}
