@@ -21,16 +21,16 @@ import (
 // Noticed appends to): while they leave it waits for them, and those running again it
 // does not preempt a second time in the same wait.
 func (s *Scheduler) RestoreNominated(preemptor api.WorkloadID, victims []api.WorkloadID) {
-	if e := s.wls[preemptor]; e != nil {
-		e.nominated = append([]api.WorkloadID(nil), victims...)
+	if s.wls[preemptor] != nil {
+		s.nominated[preemptor] = append([]api.WorkloadID(nil), victims...)
 	}
 }
 
 // RestorePreemptedBy records that by last preempted victim (what Noticed records): a
 // workload never preempts its own preemptor, so preemption chains cannot cycle.
 func (s *Scheduler) RestorePreemptedBy(victim, by api.WorkloadID) {
-	if e := s.wls[victim]; e != nil {
-		e.preemptedBy = by
+	if s.wls[victim] != nil {
+		s.preemptedBy[victim] = by
 	}
 }
 
