@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,8 @@ func (o Options) policy() engine.Policy { return engine.Policy{Config: o.Engine,
 // whether it built one: then every workload is fed again and restored.
 func (ctl *Controller) ensureScheduler(w *world, cs *cycleState) (bool, error) {
 	sc := &ctl.sched
-	if sc.s != nil && sc.objs == w.objs {
+	if sc.s != nil && (sc.objs == w.objs || sameForWorkloads(sc.objs, w.objs, namespacesOf(cs))) {
+		sc.objs = w.objs
 		return false, nil
 	}
 	objs := *w.objs // shared read-only: a copy that adds the workloads
@@ -91,4 +93,49 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 // changed hands none. Safe to call while the controller runs.
 func (ctl *Controller) passStats() (passes, considered int64) {
 	return ctl.sched.passes.Load(), ctl.sched.considered.Load()
+}
+
+// sameForWorkloads reports whether two conversions of the queue objects schedule the
+// given namespaces' workloads alike: the same ClusterQueues, Cohorts, flavors, priority
+// classes and topologies, and the same LocalQueues and Namespaces where workloads
+// live. LocalQueues and Namespaces elsewhere (another team's, or a namespace being
+// deleted) change no decision, so they do not rebuild the scheduler, which would try
+// every parked workload again.
+func sameForWorkloads(a, b *api.Objects, namespaces map[string]bool) bool {
+	if !reflect.DeepEqual(a.ClusterQueues, b.ClusterQueues) || !reflect.DeepEqual(a.Cohorts, b.Cohorts) ||
+		!reflect.DeepEqual(a.Flavors, b.Flavors) || !reflect.DeepEqual(a.PriorityClasses, b.PriorityClasses) ||
+		!reflect.DeepEqual(a.Topologies, b.Topologies) {
+		return false
+	}
+	return reflect.DeepEqual(localQueuesIn(a, namespaces), localQueuesIn(b, namespaces)) &&
+		reflect.DeepEqual(namespacesIn(a, namespaces), namespacesIn(b, namespaces))
+}
+
+func localQueuesIn(o *api.Objects, namespaces map[string]bool) []api.LocalQueue {
+	var out []api.LocalQueue
+	for _, lq := range o.LocalQueues {
+		if namespaces[lq.Namespace] {
+			out = append(out, lq)
+		}
+	}
+	return out
+}
+
+func namespacesIn(o *api.Objects, namespaces map[string]bool) []api.Namespace {
+	var out []api.Namespace
+	for _, ns := range o.Namespaces {
+		if namespaces[ns.Name] {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// namespacesOf names the namespaces of the workloads the pass knows.
+func namespacesOf(cs *cycleState) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range cs.byID {
+		out[t.obj.Namespace] = true
+	}
+	return out
 }

@@ -366,6 +366,10 @@ func runtimeText(d time.Duration) string {
 
 // call builds the placement question for w under a on this cycle's overlay.
 func (c *cycle) call(w *api.Workload, a admission.Assignment) PlaceCall {
-	return PlaceCall{Overlay: c.ov, Workload: w, Assignment: a, Rand: c.in.Rand, Now: c.in.Now,
+	rnd := c.in.Rand
+	if c.in.TieSeed != nil {
+		rnd = TieBreak(*c.in.TieSeed, w)
+	}
+	return PlaceCall{Overlay: c.ov, Workload: w, Assignment: a, Rand: rnd, Now: c.in.Now,
 		Running: c.in.Running, History: c.history, Grace: c.e.cfg.Grace}
 }

@@ -69,7 +69,7 @@ type cycle struct {
 	// set while a workload's way took a step that depends on the workload itself.
 	outcomes map[string]plan.Rejection
 	personal bool
-	freeGPU      resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
+	freeGPU  resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
 }
 
 // Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it

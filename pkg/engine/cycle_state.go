@@ -33,7 +33,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 // or is held are not handed to the engine: their rejection is made here (queue layer).
 func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	in := Input{
-		Now: w.Now, Rand: s.rng, Cluster: w.Cluster, Running: w.Running, Flavors: s.flavors,
+		Now: w.Now, Rand: s.rng, TieSeed: &s.seed, Cluster: w.Cluster, Running: w.Running, Flavors: s.flavors,
 		History: s.history, InFlight: make(map[api.WorkloadID]bool, len(s.leaving)+len(w.InFlight)),
 		Nominated: s.nominated, PreemptedBy: s.preemptedBy, Previous: map[api.WorkloadID]plan.Reservation{},
 	}

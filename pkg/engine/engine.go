@@ -118,4 +118,8 @@ type Input struct {
 	// Previous are the reservations the last cycle made, by workload: a head keeps
 	// its reservation (and ETA) while it is still valid.
 	Previous map[api.WorkloadID]plan.Reservation
+	// TieSeed, when set, seeds each workload's placement ties from itself and the
+	// workload (TieBreak) instead of drawing from Rand: the scheduler sets it so that
+	// decisions do not depend on how many cycles ran before.
+	TieSeed *int64
 }

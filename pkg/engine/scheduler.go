@@ -52,6 +52,7 @@ type Scheduler struct {
 	considered  int64 // pending workloads handed to cycles (what parking saves)
 	retryAll    bool
 	rng         *rand.Rand
+	seed        int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
 	parked      parkedIndex
 	// reservedBefore are the reservations held when the last cycle ran: Committed
 	// compares them with the new ones (a reservation given up or moved frees GPUs).

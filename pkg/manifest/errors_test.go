@@ -110,13 +110,6 @@ func TestLoadErrors(t *testing.T) {
 			wantMsg: `ClusterQueue "ghost" not found`,
 		},
 		{
-			name: "LocalQueue in a namespace its ClusterQueue does not select",
-			input: docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {tier: dev}}\n",
-				makeCQ("cq").Spec("namespaceSelector: {matchLabels: {tier: prod}}").YAML(), makeLQ("ns", "q", "cq")),
-			wantLine: 18, wantKind: "LocalQueue", wantName: "ns/q", wantField: "spec.clusterQueue",
-			wantMsg: `ClusterQueue "cq" does not admit namespace ns (namespaceSelector tier=prod)`,
-		},
-		{
 			name:     "pod mixes GPU request kinds",
 			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Limit("nvidia.com/gpu", "1").Limit("gantry.dev/gpu-milli", "500").YAML()),
 			wantLine: 50, wantKind: "Job", wantName: "ns/j", wantField: "spec.template.spec.containers",
@@ -253,5 +246,20 @@ func TestUnknownFieldDoesNotHideOtherProblems(t *testing.T) {
 		if !found {
 			t.Errorf("no problem mentions %q; got:\n%v", w, err)
 		}
+	}
+}
+
+// A LocalQueue in a namespace its ClusterQueue does not select loads, as Kueue allows
+// it: its workloads wait with NamespaceNotSelected (the scheduler's queue layer says so)
+// until the namespace's labels or the selector change.
+func TestLocalQueueOutsideTheSelectorLoads(t *testing.T) {
+	input := docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {tier: dev}}\n",
+		makeCQ("cq").Spec("namespaceSelector: {matchLabels: {tier: prod}}").YAML(), makeLQ("ns", "q", "cq"))
+	objs, err := LoadBytes("queues.yaml", []byte(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.LocalQueues) != 1 || objs.LocalQueues[0].ClusterQueue != "cq" {
+		t.Fatalf("local queues %+v, want ns/q pointing at cq", objs.LocalQueues)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // resolve runs once every file is read: it converts what needed all inputs (Volcano
@@ -123,31 +121,17 @@ func (l *loader) checkFlavors() {
 	}
 }
 
-// checkLocalQueues: the ClusterQueue must exist and, when the namespace's labels are
-// known (a Namespace object was loaded), its namespaceSelector must select it: else no
-// workload of the LocalQueue could ever be admitted.
+// checkLocalQueues: the ClusterQueue must exist. A namespace its namespaceSelector does
+// not select is allowed, as in Kueue: the scheduler keeps such workloads pending with
+// NamespaceNotSelected, and on a cluster the namespace's labels may change later.
 func (l *loader) checkLocalQueues() {
-	cqs := map[string]*api.ClusterQueue{}
-	for i, q := range l.objs.ClusterQueues {
-		cqs[q.Name] = &l.objs.ClusterQueues[i]
-	}
-	nsLabels := map[string]labels.Set{}
-	for _, n := range l.objs.Namespaces {
-		nsLabels[n.Name] = labels.Set(n.Labels)
+	cqs := map[string]bool{}
+	for _, q := range l.objs.ClusterQueues {
+		cqs[q.Name] = true
 	}
 	for _, q := range l.objs.LocalQueues {
-		cq, ok := cqs[q.ClusterQueue]
-		c := l.context("LocalQueue", q.Key())
-		switch {
-		case q.ClusterQueue == "":
-		case !ok:
-			c.add("spec.clusterQueue", "ClusterQueue %q not found", q.ClusterQueue)
-		case cq.NamespaceSelector != nil:
-			set, known := nsLabels[q.Namespace]
-			sel, err := metav1.LabelSelectorAsSelector(cq.NamespaceSelector)
-			if known && err == nil && !sel.Matches(set) {
-				c.add("spec.clusterQueue", "ClusterQueue %q does not admit namespace %s (namespaceSelector %s)", cq.Name, q.Namespace, sel)
-			}
+		if q.ClusterQueue != "" && !cqs[q.ClusterQueue] {
+			l.context("LocalQueue", q.Key()).add("spec.clusterQueue", "ClusterQueue %q not found", q.ClusterQueue)
 		}
 	}
 }
