@@ -62,9 +62,9 @@ func (f *feeder) model(obj *v1alpha1.Workload, priority int32) (*api.Workload, e
 
 // observe reports the changes between what the scheduler was told and the pass's
 // state, workloads in key order (submission order decides nothing, but logs read
-// better deterministic).
-func (f *feeder) observe(s *engine.Scheduler, cs *cycleState, nodeGen uint64) []error {
-	var errs []error
+// better deterministic). changed is false when there was none: the pass's cycle is
+// then an unchanged one (engine.World.Unchanged).
+func (f *feeder) observe(s *engine.Scheduler, cs *cycleState, nodeGen uint64) (changed bool, errs []error) {
 	seen := map[api.WorkloadID]bool{}
 	for _, id := range sortedKeys(cs.byID) {
 		t := cs.byID[id]
@@ -72,26 +72,30 @@ func (f *feeder) observe(s *engine.Scheduler, cs *cycleState, nodeGen uint64) []
 			continue // finished, or cannot be read
 		}
 		seen[id] = true
-		if err := f.sync(s, t); err != nil {
+		moved, err := f.sync(s, t)
+		if err != nil {
 			errs = append(errs, err)
 		}
+		changed = changed || moved
 	}
 	for _, id := range sortedKeys(f.known) {
 		if !seen[id] {
 			s.Finished(id)
 			delete(f.known, id)
+			changed = true
 		}
 	}
 	if nodeGen != f.nodeGen || freed(f.occupants, cs.occupants) {
 		s.NodesChanged()
+		changed = true
 	}
 	f.nodeGen, f.occupants = nodeGen, cs.occupants
-	return errs
+	return changed, errs
 }
 
 // sync reports one workload's change, if any. The model carries the priority it was
 // converted with.
-func (f *feeder) sync(s *engine.Scheduler, t *tracked) error {
+func (f *feeder) sync(s *engine.Scheduler, t *tracked) (changed bool, err error) {
 	id := t.model.ID()
 	key := keyOf(t.obj, t.model.Priority)
 	k := f.known[id]
@@ -103,7 +107,7 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) error {
 	switch {
 	case k == nil:
 		if err := s.Submit(t.model, queuedAt(t.obj), t.model.MaxRuntime); err != nil {
-			return err
+			return true, err
 		}
 		k = &fed{model: t.model, key: key}
 		f.known[id] = k
@@ -117,8 +121,10 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) error {
 	case !t.admitted() && k.running:
 		s.Requeued(id, queuedAt(t.obj), t.model.MaxRuntime)
 		k.running = false
+	default:
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
 // notice is a preemption notice the committer applied.

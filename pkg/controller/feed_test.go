@@ -67,7 +67,7 @@ func TestFeederReportsOnlyChanges(t *testing.T) {
 	cs := &cycleState{byID: map[api.WorkloadID]*tracked{"ns/big": big, "ns/small": small}, occupants: map[string]bool{"pod:ns/x": true}}
 	observe := func(cs *cycleState) {
 		t.Helper()
-		if errs := f.observe(s, cs, 1); len(errs) > 0 {
+		if _, errs := f.observe(s, cs, 1); len(errs) > 0 {
 			t.Fatalf("observe: %v", errs)
 		}
 	}
@@ -119,14 +119,17 @@ func TestFeederStartsAndRequeues(t *testing.T) {
 	run := trackedGPUs(t, f, "run", 1, 1)
 	run.obj.Status.Admission = &v1alpha1.Admission{ClusterQueue: "cq"}
 	cs := &cycleState{byID: map[api.WorkloadID]*tracked{"ns/run": run}}
-	if errs := f.observe(s, cs, 0); len(errs) > 0 || !f.known["ns/run"].running {
+	if _, errs := f.observe(s, cs, 0); len(errs) > 0 || !f.known["ns/run"].running {
 		t.Fatalf("errors %v, known %+v; want ns/run started", errs, f.known["ns/run"])
 	}
 	if c := considered(); c != 0 {
 		t.Errorf("a started workload was handed to a cycle as pending (%d)", c)
 	}
+	if changed, _ := f.observe(s, cs, 0); changed {
+		t.Errorf("observing the same state again reported a change")
+	}
 	run.obj.Status.Admission = nil
-	if errs := f.observe(s, cs, 0); len(errs) > 0 || f.known["ns/run"].running {
+	if _, errs := f.observe(s, cs, 0); len(errs) > 0 || f.known["ns/run"].running {
 		t.Fatalf("errors %v, known %+v; want ns/run requeued", errs, f.known["ns/run"])
 	}
 	if c := considered(); c != 1 {

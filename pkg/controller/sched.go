@@ -68,7 +68,8 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	for _, err := range sc.feed.observe(sc.s, cs, w.nodeGen) {
+	changed, errs := sc.feed.observe(sc.s, cs, w.nodeGen)
+	for _, err := range errs {
 		cs.warnings = append(cs.warnings, err.Error())
 	}
 	if built {
@@ -76,7 +77,9 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 		r.apply(sc.s)
 		cs.warnings = append(cs.warnings, r.warnings...)
 	}
-	p := sc.s.Cycle(cs.world(now))
+	world := cs.world(now)
+	world.Unchanged = !built && !changed
+	p := sc.s.Cycle(world)
 	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics}
 	res, err := k.Apply(p)
 	if err != nil {
