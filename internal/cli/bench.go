@@ -25,7 +25,7 @@ func newBenchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Run the trace experiments: frag (placement fragmentation) and jct (queueing on Philly)",
 	}
-	cmd.AddCommand(newBenchFragCommand(), newBenchJCTCommand(), newBenchScaleCommand())
+	cmd.AddCommand(newBenchFragCommand(), newBenchJCTCommand(), newBenchScaleCommand(), newBenchCyclesCommand())
 	return cmd
 }
 

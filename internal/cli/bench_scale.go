@@ -65,6 +65,7 @@ func runBenchScale(f *benchScaleFlags, stdout io.Writer) error {
 	fmt.Fprintf(tw, "simulate CPU\t%s (process user+sys)\n", r.SimulateCPU.Round(time.Millisecond))
 	fmt.Fprintf(tw, "peak RSS\t%.1f MiB\n", float64(r.PeakRSS)/(1<<20))
 	fmt.Fprintf(tw, "jobs finished\t%d of %d (%d never placed)\n", r.Finished, r.Jobs, r.StillPending)
+	fmt.Fprintf(tw, "cycles\t%d, %d pending workloads handed to them\n", r.Cycles, r.Considered)
 	fmt.Fprintf(tw, "makespan\t%s (simulated)\n", sim.FormatDuration(r.Makespan))
 	fmt.Fprintf(tw, "wait\tmean %s, p95 %s\n", sim.FormatDuration(r.MeanWait), sim.FormatDuration(r.P95Wait))
 	return tw.Flush()

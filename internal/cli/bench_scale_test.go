@@ -14,7 +14,7 @@ func TestBenchScaleCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	for _, p := range []string{"4 nodes (32 GPUs), 30 jobs, 4 queues in 1 cohorts, seed 5", "simulate CPU", "peak RSS",
-		"jobs finished  30 of 30 (0 never placed)", "makespan", "p95"} {
+		"jobs finished  30 of 30 (0 never placed)", "makespan", "p95", "pending workloads handed to them"} {
 		if !strings.Contains(out.String(), p) {
 			t.Errorf("table lacks %q:\n%s", p, out.String())
 		}

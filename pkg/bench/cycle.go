@@ -58,6 +58,9 @@ type runningJob struct {
 // RunCycles runs the experiment. Every cycle is timed alone (wall time; the machine's
 // load is the caller's to report).
 func RunCycles(spec CycleSpec) (CycleResult, error) {
+	if err := spec.Validate(); err != nil {
+		return CycleResult{}, err
+	}
 	spec.Scale.Spread = 0
 	objs, err := Generate(spec.Scale)
 	if err != nil {
@@ -215,10 +218,26 @@ func (d *driver) finish(n int) error {
 	return nil
 }
 
-// p99 is the 99th percentile of sorted durations (the largest below 100 samples).
-func p99(sorted []time.Duration) time.Duration {
+// Percentile is the p-th percentile (nearest rank) of sorted durations; 0 when empty.
+func Percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
-	return sorted[(len(sorted)*99+99)/100-1]
+	return sorted[max((len(sorted)*p+99)/100-1, 0)]
+}
+
+// Validate reports a spec that cannot run.
+func (s CycleSpec) Validate() error {
+	if err := s.Scale.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case s.Quiet < 0:
+		return fmt.Errorf("cycles: --quiet %d: must not be negative", s.Quiet)
+	case s.Bursts < 0:
+		return fmt.Errorf("cycles: --bursts %d: must not be negative", s.Bursts)
+	case s.Bursts > 0 && s.BurstSize <= 0:
+		return fmt.Errorf("cycles: --burst-size %d: must be positive", s.BurstSize)
+	}
+	return nil
 }

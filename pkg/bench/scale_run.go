@@ -34,6 +34,10 @@ type ScaleResult struct {
 	Jobs         int `json:"jobs"`
 	Finished     int `json:"finished"`
 	StillPending int `json:"stillPending"`
+	// Cycles are the scheduling cycles run; Considered the pending workloads handed to
+	// them in all (what parking and equivalence classes keep down).
+	Cycles     int64 `json:"cycles"`
+	Considered int64 `json:"considered"`
 	// Makespan is the simulated time the last event happened at (jobs are submitted from
 	// t=0, so it is the makespan).
 	Makespan sim.Seconds `json:"makespan"`
@@ -70,6 +74,7 @@ func RunScale(spec ScaleSpec) (ScaleResult, error) {
 	res.SimulateCPU, res.PeakRSS = cpu1-cpu0, rss
 
 	res.Finished, res.StillPending = rep.Overall.Finished, rep.Overall.StillPending
+	res.Cycles, res.Considered = s.SchedulerStats()
 	res.Makespan = sim.Seconds(s.Now())
 	res.MeanWait, res.P95Wait = rep.Overall.Wait.Mean, rep.Overall.Wait.P95
 	return res, nil
