@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math/rand"
-	"sort"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -30,7 +29,6 @@ type Scheduler struct {
 	flavors  map[string]api.ResourceFlavor
 	roots    map[string]string // ClusterQueue -> its cohort tree's root
 	wls      map[api.WorkloadID]*entry
-	live     []api.WorkloadID // known, unfinished workloads, sorted (deterministic walks)
 	// active are the pending workloads the next cycle tries (not parked); running and
 	// leaving the admitted ones; each kept as events move workloads, so a cycle walks
 	// what it uses, not every workload known.
@@ -137,7 +135,6 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 		e.strategy = cq.QueueingStrategy
 	}
 	s.wls[id] = e
-	s.addLive(id)
 	s.setPhase(e, phasePending)
 	s.arrived(e)
 	return nil
@@ -204,7 +201,6 @@ func (s *Scheduler) Finished(id api.WorkloadID) {
 	delete(s.wls, id)
 	delete(s.nominated, id)
 	delete(s.preemptedBy, id)
-	s.dropLive(id)
 	s.capacityFreed(e.res.ClusterQueue)
 }
 
@@ -253,24 +249,6 @@ func (s *Scheduler) RootOf(cq string) string { return s.rootOf(cq) }
 
 // Stats are counters for benchmarks: cycles run and pending workloads handed to them.
 func (s *Scheduler) Stats() (cycles, considered int64) { return s.cycles, s.considered }
-
-// addLive inserts an ID into the sorted live list.
-func (s *Scheduler) addLive(id api.WorkloadID) {
-	i := sort.Search(len(s.live), func(i int) bool { return s.live[i] >= id })
-	if i < len(s.live) && s.live[i] == id {
-		return
-	}
-	s.live = append(s.live, "")
-	copy(s.live[i+1:], s.live[i:])
-	s.live[i] = id
-}
-
-func (s *Scheduler) dropLive(id api.WorkloadID) {
-	i := sort.Search(len(s.live), func(i int) bool { return s.live[i] >= id })
-	if i < len(s.live) && s.live[i] == id {
-		s.live = append(s.live[:i], s.live[i+1:]...)
-	}
-}
 
 // Workload returns the workload the scheduler knows by ID (nil when it does not).
 func (s *Scheduler) Workload(id api.WorkloadID) *api.Workload {
