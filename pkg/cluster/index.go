@@ -17,7 +17,7 @@ import (
 // Each level is a NodeSet, so "at least n free" is the union of levels n..maxLevel,
 // word by word. Snapshots share level sets; an overlay copies a level set the first time
 // it moves a node in or out of it, so a new overlay costs nothing and a pod assumed or
-// forgotten flips two bits.
+// forgotten flips two bits per count that changes level.
 
 // maxLevel is the highest level: counts at or above it share it (8 is a full node of
 // the common 8-GPU servers, so whole-GPU requests read one level).
@@ -49,25 +49,27 @@ type nodeGroups struct {
 	names []resources.Name
 	// plain: every count is a whole-GPU count, so no NodeDevices.Free call is needed.
 	plain bool
+	// units describes the GPUs of a node that is not plain (index_shift.go).
+	units []gpuUnit
 }
 
 // indexNames lists the resources a node is filed under: every device-plugin resource
 // its devices offer (gpu-milli and gpu-memory are offered by every GPU and left out),
 // and nvidia.com/gpu on exclusive and fractional nodes. Sorted, so groups are stable.
-func indexNames(st *nodeState) []resources.Name {
+// It appends to out.
+func indexNames(st *nodeState, out []resources.Name) []resources.Name {
 	if st.devices == nil {
-		return nil
+		return out
 	}
-	var out []resources.Name
-	for _, n := range st.devCap.Names() {
-		if n.IsGPU() && n != resources.GPUMilli && n != resources.GPUMemory && st.devCap[n] > 0 {
+	for n, a := range st.devCap {
+		if n.IsGPU() && n != resources.GPUMilli && n != resources.GPUMemory && a > 0 {
 			out = append(out, n)
 		}
 	}
 	if wholeMode(st.mode) && !hasName(out, resources.NvidiaGPU) {
 		out = append(out, resources.NvidiaGPU)
-		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -119,6 +121,15 @@ func (g *nodeGroups) freeCounts(st *nodeState, out []int32) {
 	}
 }
 
+// wholeCounts rewrites the whole-GPU counts of out.
+func (g *nodeGroups) wholeCounts(st *nodeState, out []int32) {
+	for k := range g.ids {
+		if g.whole[k] {
+			out[k] = int32(min(wholeFree(st.gpuFree()), 1<<30))
+		}
+	}
+}
+
 // wholeFree counts the GPUs whose free share is a whole GPU.
 func wholeFree(gf []resources.MilliGPU) int64 {
 	var n int64
@@ -136,15 +147,23 @@ func level(c int32) int { return int(min(c, maxLevel)) }
 // buildIndex files every node of a new snapshot: it decides the groups, gives each node
 // its nodeGroups and counts, and fills the level sets. empty[i] tells that nothing is
 // held on node i's devices (see nothingHeld).
-func buildIndex(nodes []*nodeState, empty []bool) *freeIndex {
+func buildIndex(nodes []*nodeState, gpus [][]devices.GPU, empty []bool) *freeIndex {
 	byKey := map[groupKey]int32{}
 	var keys []groupKey
 	names := make([][]resources.Name, len(nodes))
 	total := 0
+	var scratch []resources.Name
+	var seen recent[[]resources.Name]
 	for i, st := range nodes {
-		if names[i] = indexNames(st); len(names[i]) == 0 {
+		if scratch = indexNames(st, scratch[:0]); len(scratch) == 0 {
 			continue
 		}
+		same, ok := seen.find(func(x []resources.Name) bool { return slices.Equal(x, scratch) })
+		if !ok {
+			same = slices.Clone(scratch)
+			seen.put(same)
+		}
+		names[i] = same
 		total += len(names[i])
 		for _, n := range names[i] {
 			k := groupKey{n, st.model}
@@ -168,20 +187,23 @@ func buildIndex(nodes []*nodeState, empty []bool) *freeIndex {
 		idx.levels[l] = make([]uint64, wordsFor(len(nodes)))
 	}
 	counts := make([]int32, total) // one array for every node's counts
-	var prev *nodeGroups
+	var built recent[*nodeGroups]
+	var g nodeGroups // built here first; shared with equal nodes, copied when new
 	for i, st := range nodes {
 		if len(names[i]) == 0 {
 			continue
 		}
-		g := groupsOf(st, names[i], byKey)
-		if prev != nil && prev.same(g) {
-			g = prev // nodes of one pool are neighbours in name order: share theirs
+		g.fill(st, names[i], gpus[i], byKey)
+		shared, ok := built.find(g.same)
+		if !ok {
+			shared = g.clone()
+			built.put(shared)
 		}
-		prev = g
-		st.groups = g
-		st.counts, counts = counts[:len(g.ids):len(g.ids)], counts[len(g.ids):]
-		g.initialCounts(st, empty[i], st.counts)
-		for k, gid := range g.ids {
+		st.groups = shared
+		n := len(shared.ids)
+		st.counts, counts = counts[:n:n], counts[n:]
+		shared.initialCounts(st, empty[i], st.counts)
+		for k, gid := range shared.ids {
 			if l := level(st.counts[k]); l > 0 {
 				s := NodeSet{words: idx.levels[int(gid)*maxLevel+l-1]}
 				s.add(i)
@@ -191,19 +213,28 @@ func buildIndex(nodes []*nodeState, empty []bool) *freeIndex {
 	return idx
 }
 
-// groupsOf is how node st, offering names, is filed.
-func groupsOf(st *nodeState, names []resources.Name, byKey map[groupKey]int32) *nodeGroups {
-	g := &nodeGroups{names: names, plain: true, ids: make([]int32, len(names)), whole: make([]bool, len(names))}
-	for k, n := range names {
-		g.ids[k] = byKey[groupKey{n, st.model}]
-		g.whole[k] = n == resources.NvidiaGPU && wholeMode(st.mode)
-		g.plain = g.plain && g.whole[k]
+// fill makes g how node st, offering names, is filed, reusing g's storage.
+func (g *nodeGroups) fill(st *nodeState, names []resources.Name, gpus []devices.GPU, byKey map[groupKey]int32) {
+	g.names, g.plain, g.ids, g.whole, g.units = names, true, g.ids[:0], g.whole[:0], g.units[:0]
+	for _, n := range names {
+		whole := n == resources.NvidiaGPU && wholeMode(st.mode)
+		g.ids = append(g.ids, byKey[groupKey{n, st.model}])
+		g.whole = append(g.whole, whole)
+		g.plain = g.plain && whole
 	}
-	return g
+	if !g.plain {
+		g.units = appendUnits(g.units, gpus)
+	}
+}
+
+// clone is a copy of g that shares none of its storage.
+func (g *nodeGroups) clone() *nodeGroups {
+	return &nodeGroups{names: g.names, plain: g.plain, ids: slices.Clone(g.ids), whole: slices.Clone(g.whole), units: slices.Clone(g.units)}
 }
 
 func (g *nodeGroups) same(o *nodeGroups) bool {
-	return g.plain == o.plain && slices.Equal(g.ids, o.ids) && slices.Equal(g.whole, o.whole) && slices.Equal(g.names, o.names)
+	return g.plain == o.plain && slices.Equal(g.ids, o.ids) && slices.Equal(g.whole, o.whole) &&
+		slices.Equal(g.names, o.names) && slices.Equal(g.units, o.units)
 }
 
 // initialCounts is freeCounts for a node just built: when nothing is held on it the

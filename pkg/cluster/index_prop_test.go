@@ -39,8 +39,12 @@ func indexNodes(t *testing.T) []cluster.Node {
 	if a, ref := heldMIG.Devices.Fit(r); ref != nil || heldMIG.Devices.Commit(a) != nil {
 		t.Fatalf("holding a MIG instance: %v", ref)
 	}
+	sickMIG := gt.MakeNode("sick-mig").GPUs("A100-SXM4-40GB", 2).MIG("all-balanced").Obj()
+	if err := sickMIG.Devices.SetHealthy(1, false); err != nil {
+		t.Fatal(err)
+	}
 	return []cluster.Node{
-		heldMIG,
+		heldMIG, sickMIG,
 		gt.MakeNode("h100-8").GPUs("H100", 8).Obj(),
 		gt.MakeNode("h100-8b").GPUs("H100", 8).Obj(),
 		gt.MakeNode("h100-8c").GPUs("H100", 8).Obj(),

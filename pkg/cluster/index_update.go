@@ -1,11 +1,14 @@
 package cluster
 
+import "github.com/gantry-sched/gantry/pkg/devices"
+
 // Keeping the free index current: every assume, forget and undo that changes a node's
 // devices refiles that node in the overlay's own copies of the level sets it leaves and
 // enters, and a snapshot made from the overlay takes copies of those.
 
-// refile recounts node i after its state st changed and moves it between level sets.
-func (o *Overlay) refile(i int, st *nodeState) {
+// refile recounts node i after assignment a was taken (took) or given back on it, and
+// moves it between level sets.
+func (o *Overlay) refile(i int, st *nodeState, a devices.Assignment, took bool) {
 	g := st.groups
 	if g == nil {
 		return
@@ -15,8 +18,12 @@ func (o *Overlay) refile(i int, st *nodeState) {
 	if len(g.ids) > len(buf) {
 		counts = make([]int32, len(g.ids))
 	}
-	counts = counts[:len(g.ids)]
-	g.freeCounts(st, counts)
+	counts = append(counts[:0], st.counts...)
+	if g.plain || !g.shift(st, a, took, counts) {
+		g.freeCounts(st, counts)
+	} else {
+		g.wholeCounts(st, counts)
+	}
 	for k, gid := range g.ids {
 		was, now := level(st.counts[k]), level(counts[k])
 		st.counts[k] = counts[k]

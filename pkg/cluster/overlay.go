@@ -258,7 +258,7 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 	st.version++
 	st.mirrorFree()
 	if hasDevices {
-		o.refile(i, st)
+		o.refile(i, st, bp.Devices, true)
 	}
 	st.pods = append(st.pods, bp.Ref)
 	o.setPod(bp.Ref, &bp)
@@ -276,7 +276,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 		if err := st.devices.Release(bp.Devices); err != nil {
 			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
 		}
-		o.refile(i, st)
+		o.refile(i, st, bp.Devices, false)
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })
 	st.version++

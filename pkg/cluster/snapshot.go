@@ -109,7 +109,7 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 	}
 	s.topologies = topos
 	s.domains = buildDomains(s.nodes, topos)
-	s.index = buildIndex(s.nodes, empty)
+	s.index = buildIndex(s.nodes, gpus, empty)
 	s.twins = buildTwins(s.nodes, gpus, empty)
 	s.static = &staticMemo{}
 	return s, nil

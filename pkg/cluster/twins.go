@@ -36,15 +36,15 @@ func buildTwins(nodes []*nodeState, gpus [][]devices.GPU, empty []bool) []int32 
 	out := make([]int32, len(nodes))
 	byKey := map[string]int32{}
 	members := []int{}
+	var firsts recent[int] // a node of each recent class
 	for i, st := range nodes {
 		out[i] = -1
 		if !empty[i] {
 			continue
 		}
-		// Nodes of one pool are neighbours in name order: compare with the previous
-		// node before building a key.
-		if i > 0 && out[i-1] >= 0 && sameConfig(nodes[i-1].node, gpus[i-1], st.node, gpus[i]) {
-			out[i] = out[i-1]
+		// Compare with the nodes that started the latest classes before building a key.
+		if first, ok := firsts.find(func(j int) bool { return sameConfig(nodes[j].node, gpus[j], st.node, gpus[i]) }); ok {
+			out[i] = out[first]
 			members[out[i]]++
 			continue
 		}
@@ -57,6 +57,7 @@ func buildTwins(nodes []*nodeState, gpus [][]devices.GPU, empty []bool) []int32 
 		}
 		out[i] = c
 		members[c]++
+		firsts.put(i)
 	}
 	// A class of one node is no twin: drop it, and number the others densely.
 	renum := make([]int32, len(members))
