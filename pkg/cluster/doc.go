@@ -4,6 +4,14 @@
 // Snapshot of nodes plus the pods bound to them, and the Overlay: a cheap, undoable
 // what-if layer over a snapshot that placement and preemption work on.
 //
+// So that placement looks only at nodes that can hold a pod, snapshot and overlay keep a
+// free index (Overlay.FreeAtLeast: which nodes have at least n units of a GPU resource
+// free, per GPU model; index*.go), remember node sets that depend on the nodes alone
+// (Snapshot.StaticSet: a flavor's labels and taints), and know which idle nodes are
+// configured alike (Overlay.TwinClass), so that one of them can be evaluated for all.
+// The index is kept current by every assume, forget and undo, and costs a new overlay
+// nothing until it writes.
+//
 // Everything here is pure: no I/O, no clocks, no randomness. GPU accounting itself is
 // delegated to pkg/devices; this package only decides which NodeDevices a node has and
 // keeps them consistent with the pods bound to the node.

@@ -6,12 +6,9 @@ import (
 )
 
 // gpuPositions maps GPU index to position in NodeDevices.GPUs() (indices may have gaps).
-func gpuPositions(d *devices.NodeDevices) map[int]int {
-	if d == nil {
-		return nil
-	}
+func gpuPositions(gpus []devices.GPU) map[int]int {
 	out := map[int]int{}
-	for k, g := range d.GPUs() {
+	for k, g := range gpus {
 		out[g.Index] = k
 	}
 	return out
@@ -45,11 +42,7 @@ func (o *Overlay) GPUPosition(i, gpu int) (int, bool) {
 // GPU without instances is offered whole and reads as Exclusive.
 func (o *Overlay) GPUMode(i int) devices.SharingMode { return o.state(i).mode }
 
-func gpuMode(d *devices.NodeDevices) devices.SharingMode {
-	if d == nil {
-		return ""
-	}
-	gpus := d.GPUs()
+func gpuMode(gpus []devices.GPU) devices.SharingMode {
 	if len(gpus) == 0 {
 		return ""
 	}

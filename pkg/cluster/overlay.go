@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -21,6 +22,9 @@ type Overlay struct {
 	// pods overrides base.pods: a non-nil entry is assumed, a nil entry is forgotten.
 	pods    map[PodRef]*BoundPod
 	journal []journalEntry
+	// levels[l] is the overlay's own copy of the free index's level set l once it moved
+	// a node in or out of it; nil entries read the base's (index.go).
+	levels [][]uint64
 }
 
 // journalEntry records one step so Undo can reverse it.
@@ -195,10 +199,20 @@ func (o *Overlay) Snapshot() *Snapshot {
 		pods:       make(map[PodRef]BoundPod, len(o.base.pods)+len(o.pods)),
 		topologies: o.base.topologies,
 		domains:    o.base.domains,
+		index:      o.snapshotIndex(),
+		twins:      o.base.twins,
+		static:     o.base.static, // same nodes, same static answers
 	}
+	ownTwins := false
 	for i := range o.base.nodes {
 		if o.Touched(i) {
 			next.nodes[i] = o.over[i].clone()
+			if next.twins[i] >= 0 { // written: no longer known to be like its twins
+				if !ownTwins {
+					next.twins, ownTwins = slices.Clone(o.base.twins), true
+				}
+				next.twins[i] = -1
+			}
 		} else {
 			next.nodes[i] = o.base.nodes[i]
 		}
@@ -243,6 +257,9 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
 	st.version++
 	st.mirrorFree()
+	if hasDevices {
+		o.refile(i, st, bp.Devices, true)
+	}
 	st.pods = append(st.pods, bp.Ref)
 	o.setPod(bp.Ref, &bp)
 	return nil
@@ -259,6 +276,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 		if err := st.devices.Release(bp.Devices); err != nil {
 			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
 		}
+		o.refile(i, st, bp.Devices, false)
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })
 	st.version++

@@ -58,31 +58,9 @@ func TestOverlayProperties(t *testing.T) {
 		for step := 0; step < rapid.IntRange(1, 30).Draw(rt, "steps"); step++ {
 			switch rapid.IntRange(0, 3).Draw(rt, "op") {
 			case 0, 1: // assume one pod where the device model says it fits
-				i := rapid.IntRange(0, ov.NumNodes()-1).Draw(rt, "node")
-				req := rapid.SampledFrom(reqs).Draw(rt, "req")
-				var a devices.Assignment
-				if r, _ := devices.ParseRequest(req); !r.IsZero() {
-					if ov.Devices(i) == nil {
-						continue
-					}
-					var ref *devices.Refusal
-					if a, ref = ov.Devices(i).Fit(r); ref != nil {
-						continue
-					}
-				}
-				pod := cluster.PodRef{Workload: "ns/w", PodSet: "p", Index: step}
-				if err := ov.AssumeAt(pod, i, req, a); err == nil {
-					live = append(live, pod)
-				}
+				live = assumeRandom(rt, ov, reqs, step, live)
 			case 2: // forget a live pod
-				if len(live) == 0 {
-					continue
-				}
-				k := rapid.IntRange(0, len(live)-1).Draw(rt, "victim")
-				if err := ov.Forget(live[k]); err != nil {
-					rt.Fatalf("forget %s: %v", live[k], err)
-				}
-				live = append(live[:k], live[k+1:]...)
+				live = forgetRandom(rt, ov, live)
 			case 3:
 				marks, states = append(marks, ov.Mark()), append(states, freeState(ov))
 			}

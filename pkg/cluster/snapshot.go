@@ -31,11 +31,26 @@ type nodeState struct {
 	podsLimited bool
 	// version counts writes to this state (see Stamp).
 	version uint64
+	// groups is how the free index files the node (shared, never written; nil without
+	// GPUs) and counts its current free count per group (see index.go).
+	groups *nodeGroups
+	counts []int32
+	// countBuf holds a clone's counts when they fit, so cloning a node for a write
+	// allocates nothing more for the index.
+	countBuf [4]int32
+	model    devices.ModelID // the GPUs' one model, "" when they mix (shared, never written)
 }
 
 func (s *nodeState) clone() *nodeState {
 	out := &nodeState{node: s.node, free: s.free.Clone(), pods: append([]PodRef(nil), s.pods...),
-		gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem, allocCPU: s.allocCPU, allocMem: s.allocMem, freePods: s.freePods, podsLimited: s.podsLimited}
+		gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem, allocCPU: s.allocCPU, allocMem: s.allocMem, freePods: s.freePods, podsLimited: s.podsLimited,
+		groups: s.groups, model: s.model}
+	if len(s.counts) <= len(out.countBuf) {
+		out.counts = out.countBuf[:len(s.counts):len(s.counts)]
+		copy(out.counts, s.counts)
+	} else {
+		out.counts = append([]int32(nil), s.counts...)
+	}
 	if s.devices != nil {
 		out.devices = s.devices.Clone()
 	}
@@ -56,6 +71,9 @@ type Snapshot struct {
 	pods       map[PodRef]BoundPod
 	topologies []Topology
 	domains    map[string][]Domain // level label key -> domains, see topology.go
+	index      *freeIndex          // free units per node (index.go)
+	twins      []int32             // per node: its class of twins, -1 for none (twins.go)
+	static     *staticMemo         // node sets that depend on the nodes alone (static.go)
 }
 
 // NewSnapshot builds a snapshot of nodes with no pods bound. Node names must be unique
@@ -69,6 +87,9 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 		sorted[i] = &n
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	resolve := map[devices.ModelID]devices.ModelID{} // GPU model names, looked up once
+	gpus := make([][]devices.GPU, len(sorted))
+	empty := make([]bool, len(sorted))
 	for i, n := range sorted {
 		if n.Name == "" {
 			return nil, fmt.Errorf("node #%d (%s): metadata.name: must not be empty", i, n.Source)
@@ -77,7 +98,10 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 			return nil, fmt.Errorf("node %q (%s): metadata.name: duplicate node name", n.Name, n.Source)
 		}
 		s.byName[n.Name] = i
-		s.nodes = append(s.nodes, newNodeState(n))
+		var st *nodeState
+		st, gpus[i] = newNodeState(n, resolve)
+		empty[i] = nothingHeld(st, gpus[i])
+		s.nodes = append(s.nodes, st)
 	}
 	topos, err := normaliseTopologies(topologies)
 	if err != nil {
@@ -85,11 +109,17 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 	}
 	s.topologies = topos
 	s.domains = buildDomains(s.nodes, topos)
+	s.index = buildIndex(s.nodes, gpus, empty)
+	s.twins = buildTwins(s.nodes, gpus, empty)
+	s.static = &staticMemo{}
 	return s, nil
 }
 
-func newNodeState(n *Node) *nodeState {
+// newNodeState is node n's state with nothing bound, and its GPUs (NodeDevices.GPUs);
+// resolve caches model look-ups.
+func newNodeState(n *Node, resolve map[devices.ModelID]devices.ModelID) (*nodeState, []devices.GPU) {
 	st := &nodeState{node: n, free: n.Allocatable.Clone()}
+	var gpus []devices.GPU
 	if st.free == nil {
 		st.free = resources.Vector{}
 	}
@@ -98,11 +128,13 @@ func newNodeState(n *Node) *nodeState {
 	st.allocCPU, st.allocMem = n.Allocatable[resources.CPU], n.Allocatable[resources.Memory]
 	if n.Devices != nil {
 		st.devices = n.Devices.Clone()
-		st.gpuPos = gpuPositions(n.Devices)
-		st.mode = gpuMode(n.Devices)
+		gpus = n.Devices.GPUs()
+		st.gpuPos = gpuPositions(gpus)
+		st.mode = gpuMode(gpus)
+		st.model = nodeModel(gpus, resolve)
 		st.devCap = n.Devices.Capacity()
 	}
-	return st
+	return st, gpus
 }
 
 // mirrorFree copies the free amounts the placement hot path reads out of the free map.

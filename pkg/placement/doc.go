@@ -8,6 +8,12 @@
 // (binpack, spread, fragmentation (FGD), whole-GPU islands) combinable with integer
 // weights, and single-pod policies for the fragmentation benchmark (Policy).
 //
+// Nodes are visited only when the overlay's free index says they can hold a pod, among
+// those passing the static checks, and a class of idle twin nodes is evaluated once
+// (candidates.go); the candidates, their order, their scores and the random tie draws
+// are exactly those of a scan of every node, so decisions do not depend on the index.
+// A Diagnosis still checks every node.
+//
 // Everything works on a *cluster.Overlay: a successful placement leaves its pods assumed
 // there, a failed one leaves the overlay exactly as it was. Randomness (tie breaks) comes
 // from a seeded *rand.Rand in Options; there is no I/O and no clock.

@@ -6,8 +6,10 @@ import (
 	"github.com/gantry-sched/gantry/pkg/cluster"
 )
 
-// diagnose explains why the set's next pod fits none of nodes: each node counted under
-// its first rejection, and the nearest miss (fewest rejections, then name).
+// diagnose explains why the set's next pod fits none of nodes (nil: every node): each
+// node counted under its first rejection, and the nearest miss (fewest rejections, then
+// name). It checks every node of the cluster, the ones the free index let placement skip
+// included, so the counts are those of a full scan; it runs only once placement failed.
 func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	d := &Diagnosis{Workload: p.w.ID(), PodSet: p.ps.Name, Pod: p.next, TotalNodes: p.ov.NumNodes()}
 	if p.quiet {
@@ -20,7 +22,7 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	}
 	var near *NearMiss
 	for i := 0; i < p.ov.NumNodes(); i++ {
-		if !in[i] {
+		if nodes != nil && !in[i] {
 			t.add(Rejection{Reason: ReasonTopology, Subject: "outside the candidate domain"})
 			continue
 		}
@@ -55,9 +57,10 @@ type domainRoom struct {
 // fit), ties by ID.
 func rankDomains(ov *cluster.Overlay, domains []cluster.Domain, p *PodRequest, n int) []cluster.Domain {
 	var rs []domainRoom
+	r := newRoomEstimator(ov, p)
 	for _, d := range domains {
-		if r := domainEstimate(ov, d, p); r >= int64(n) {
-			rs = append(rs, domainRoom{d, r})
+		if room := r.domain(d); room >= int64(n) {
+			rs = append(rs, domainRoom{d, room})
 		}
 	}
 	sort.SliceStable(rs, func(i, j int) bool {
@@ -73,24 +76,54 @@ func rankDomains(ov *cluster.Overlay, domains []cluster.Domain, p *PodRequest, n
 	return out
 }
 
-// domainEstimate sums the estimated room of the domain's statically feasible nodes.
-func domainEstimate(ov *cluster.Overlay, d cluster.Domain, p *PodRequest) int64 {
+// roomEstimator sums estimates over domains. Only candidates (of any GPU model, see
+// candidates) are estimated: every other node is statically infeasible or has too little
+// of the pod's GPU resource free, so its estimate is 0 and the sums are the same. Twin
+// nodes have the same estimate, so each class of twins is estimated once.
+type roomEstimator struct {
+	ov    *cluster.Overlay
+	p     *PodRequest
+	cand  cluster.NodeSet
+	twins map[int32]int64
+}
+
+func newRoomEstimator(ov *cluster.Overlay, p *PodRequest) *roomEstimator {
+	r := &roomEstimator{ov: ov, p: p, twins: map[int32]int64{}}
+	candidates(ov, p, false, &r.cand)
+	return r
+}
+
+// domain sums the estimated room of the domain's statically feasible nodes.
+func (r *roomEstimator) domain(d cluster.Domain) int64 {
 	var sum int64
-	var scratch [2]Rejection
 	for _, i := range d.Nodes {
-		if len(staticCheck(ov.Node(i), p, false, scratch[:0])) == 0 {
-			sum += estimate(ov, i, p)
+		if r.cand.Has(i) {
+			sum += r.node(i)
 		}
 	}
 	return sum
 }
 
+func (r *roomEstimator) node(i int) int64 {
+	class, twin := r.ov.TwinClass(i)
+	if !twin {
+		return estimate(r.ov, i, r.p)
+	}
+	e, seen := r.twins[class]
+	if !seen {
+		e = estimate(r.ov, i, r.p)
+		r.twins[class] = e
+	}
+	return e
+}
+
 // bestRoom names the domain with the most estimated room.
 func bestRoom(ov *cluster.Overlay, domains []cluster.Domain, p *PodRequest) (string, int64) {
 	best, room := "", int64(-1)
+	r := newRoomEstimator(ov, p)
 	for _, d := range domains {
-		if r := domainEstimate(ov, d, p); r > room {
-			best, room = d.ID, r
+		if e := r.domain(d); e > room {
+			best, room = d.ID, e
 		}
 	}
 	return best, room

@@ -78,11 +78,7 @@ func placeExtras(placers []*setPlacer, gang []int, pods []PodPlacement) []PodPla
 		if gang[si] >= int(p.ps.Count) || (p.ps.Topology != nil && p.ps.Topology.SliceLevel != "") {
 			continue
 		}
-		scope := p.scope
-		if scope == nil {
-			scope = allNodes(p.ov)
-		}
-		c := newChooser(p.ov, scope, p.req, p.scorers, p.rnd, p.fits)
+		c := newChooser(p.ov, p.scope, p.req, p.scorers, p.rnd, p.fits) // nil scope: anywhere
 		for idx := gang[si]; idx < int(p.ps.Count); idx++ {
 			pp, ok := assumeBest(p.ov, c, p.w.ID(), p.ps.Name, idx)
 			if !ok {
@@ -100,20 +96,21 @@ func assumeBest(ov *cluster.Overlay, c *chooser, id api.WorkloadID, set string, 
 	if b < 0 {
 		return PodPlacement{}, false
 	}
-	s := &c.slots[b]
-	if !c.resolve(s) {
-		s.ok = false // the prediction was wrong: the device model refuses this node
+	assign, ok := c.pick(b)
+	if !ok {
+		c.drop(b) // the prediction was wrong: the device model refuses this node
 		return assumeBest(ov, c, id, set, idx)
 	}
+	node := c.slots[b].at()
 	ref := cluster.PodRef{Workload: id, PodSet: set, Index: idx}
-	if err := ov.AssumeAt(ref, s.node, c.req.Requests, s.assign); err != nil {
+	if err := ov.AssumeAt(ref, node, c.req.Requests, assign); err != nil {
 		// The device model said it fits and the overlay disagrees: treat the node as
 		// full rather than fail the whole placement on an internal inconsistency.
-		s.ok = false
+		c.drop(b)
 		return assumeBest(ov, c, id, set, idx)
 	}
-	pp := PodPlacement{PodSet: set, Index: idx, Node: ov.Node(s.node).Name, Devices: s.assign}
-	c.eval(s)
+	pp := PodPlacement{PodSet: set, Index: idx, Node: ov.Node(node).Name, Devices: assign}
+	c.eval(b)
 	return pp, true
 }
 
@@ -147,7 +144,7 @@ func (p *setPlacer) place(n int) ([]PodPlacement, *Diagnosis) {
 	}
 	t := p.ps.Topology
 	if t == nil || (t.Level == "" && t.HighestTierAllowed == 0 && t.SliceLevel == "") {
-		return p.placeIn(allNodes(p.ov), n)
+		return p.placeIn(nil, n)
 	}
 	levels, fallback := p.levels()
 	var why string
@@ -159,9 +156,9 @@ func (p *setPlacer) place(n int) ([]PodPlacement, *Diagnosis) {
 		why = w
 	}
 	if fallback {
-		return p.placeSliced(allNodes(p.ov), n)
+		return p.placeSliced(nil, n)
 	}
-	d := p.diagnose(allNodes(p.ov))
+	d := p.diagnose(nil)
 	d.Topology = why
 	return nil, d
 }
@@ -232,11 +229,14 @@ func (p *setPlacer) placeInDomains(domains []cluster.Domain, level string, n int
 }
 
 // placeSliced honours a slice constraint (every SliceSize pods share a SliceLevel
-// domain) inside nodes, or places the n pods freely.
+// domain) inside nodes (nil: every node), or places the n pods freely.
 func (p *setPlacer) placeSliced(nodes []int, n int) ([]PodPlacement, *Diagnosis) {
 	t := p.ps.Topology
 	if t == nil || t.SliceLevel == "" || t.SliceSize <= 0 {
 		return p.placeIn(nodes, n)
+	}
+	if nodes == nil {
+		nodes = allNodes(p.ov)
 	}
 	parent := cluster.Domain{Nodes: nodes}
 	var out []PodPlacement
@@ -265,7 +265,8 @@ func (p *setPlacer) placeSliced(nodes []int, n int) ([]PodPlacement, *Diagnosis)
 	return out, nil
 }
 
-// placeIn places n pods on nodes, one at a time on the best-scored node.
+// placeIn places n pods on nodes (nil: every node), one at a time on the best-scored
+// node.
 func (p *setPlacer) placeIn(nodes []int, n int) ([]PodPlacement, *Diagnosis) {
 	c := newChooser(p.ov, nodes, p.req, p.scorers, p.rnd, p.fits)
 	out := make([]PodPlacement, 0, n)

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"math"
 	"math/rand"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -8,18 +9,21 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// slot is one node's cached answer for the pod being placed: whether it fits, with which
-// devices and what score. Only the node a pod lands on changes, so only its slot is
-// recomputed between the pods of one set.
+// slot is one node's cached answer for the pod being placed: whether it fits and, in
+// the chooser's scores and assigns at the same position, with what score and which
+// devices. Only the node a pod lands on changes, so only its slot is recomputed between
+// the pods of one set. A chooser holds one slot per candidate, thousands on a large
+// fleet, so the slot itself is 8 pointer-free bytes.
 type slot struct {
-	node   int
-	ok     bool
-	score  int64
-	assign devices.Assignment
-	// predicted: the score came from a predicted whole-GPU pick and assign is empty; the
-	// device model is asked only if this node is chosen (see predictWhole).
+	node int32
+	ok   bool
+	// predicted: the score came from a predicted whole-GPU pick and no devices are
+	// recorded; the device model is asked only if this node is chosen (see predictWhole).
 	predicted bool
 }
+
+// at is the slot's node index.
+func (s *slot) at() int { return int(s.node) }
 
 // chooser picks nodes for identical pods among a fixed list of nodes.
 type chooser struct {
@@ -28,55 +32,137 @@ type chooser struct {
 	scorers []WeightedScorer
 	rnd     *rand.Rand
 	slots   []slot
+	// scores[k] is slot k's score, noSlot where the slot does not fit: best reads it for
+	// every slot and every pod, so it is dense.
+	scores []int64
+	// assigns[k] is slot k's devices; it is allocated once a slot has some (predicted
+	// whole-GPU slots have none until chosen) and may be shorter than slots.
+	assigns []devices.Assignment
 	fits    []fitEntry // per node, from an optional FitCache; nil without one
 	cand    Candidate  // reused for every score, so scoring does not allocate
 	nums    cpuMemNums
 	guess   []devices.Device
+	// twins, when the scorers allow it (twinSafe), maps a class of twin nodes to the
+	// slot of its first node, or -1 when that node failed the pre-filter: the other
+	// twins get the same answer without being evaluated (see cluster.Overlay.TwinClass).
+	twins map[int32]int
 }
 
-// newChooser runs the static checks once and evaluates every remaining node.
+// noSlot is the score best reads for a slot that does not fit.
+const noSlot = math.MinInt64
+
+// newChooser evaluates the candidate nodes among nodes (every node when nodes is nil),
+// in the order of nodes.
 func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []WeightedScorer, rnd *rand.Rand, fits *FitCache) *chooser {
-	c := &chooser{ov: ov, req: req, scorers: scorers, rnd: rnd, slots: make([]slot, 0, len(nodes))}
+	c := &chooser{ov: ov, req: req, scorers: scorers, rnd: rnd}
+	if twinSafe(scorers) {
+		c.twins = map[int32]int{}
+	}
 	if fits != nil && !req.GPU.IsZero() {
 		c.fits = fits.shape(ov, fitKeyOf(req.GPU))
 	}
-	var scratch [4]Rejection
-	for _, i := range nodes {
-		// Nodes only fill up while one chooser is in use, so a node that fails the
-		// numeric pre-filter now never fits later: it gets no slot at all, and the
-		// static checks (label and taint look-ups) run only on nodes with room.
-		if !cheapFits(ov, i, req) || len(staticCheck(ov.Node(i), req, false, scratch[:0])) > 0 {
-			continue
+	var cand cluster.NodeSet
+	candidates(ov, req, true, &cand)
+	if nodes == nil {
+		c.slots, c.scores = make([]slot, 0, cand.Len()), make([]int64, 0, cand.Len())
+		for i := cand.Next(0); i >= 0; i = cand.Next(i + 1) {
+			c.add(i)
 		}
-		c.slots = append(c.slots, slot{node: i})
-		c.eval(&c.slots[len(c.slots)-1])
+	} else {
+		c.slots, c.scores = make([]slot, 0, len(nodes)), make([]int64, 0, len(nodes))
+		for _, i := range nodes {
+			if cand.Has(i) {
+				c.add(i)
+			}
+		}
 	}
 	return c
 }
 
-// eval recomputes one slot against the overlay's current state.
-func (c *chooser) eval(s *slot) {
+// add gives candidate node i a slot. Nodes only fill up while one chooser is in use,
+// so a node that fails the numeric pre-filter now never fits later: it gets no slot at
+// all (the static checks have passed: the candidates are inside the static set). A twin
+// of a node already added gets a copy of that node's slot: same fit, same devices, same
+// score (nothing has been assumed yet, so that slot is still as evaluated).
+func (c *chooser) add(i int) {
+	class, twin := int32(-1), false
+	if c.twins != nil {
+		class, twin = c.ov.TwinClass(i)
+	}
+	if twin {
+		if k, seen := c.twins[class]; seen {
+			if k >= 0 {
+				s := c.slots[k]
+				s.node = int32(i)
+				c.slots = append(c.slots, s)
+				c.scores = append(c.scores, c.scores[k])
+				c.setAssign(len(c.slots)-1, c.assign(k))
+			}
+			return
+		}
+	}
+	k := -1
+	if cheapFits(c.ov, i, c.req) {
+		c.slots = append(c.slots, slot{node: int32(i)})
+		c.scores = append(c.scores, noSlot)
+		k = len(c.slots) - 1
+		c.eval(k)
+	}
+	if twin {
+		c.twins[class] = k
+	}
+}
+
+// assign is slot k's devices.
+func (c *chooser) assign(k int) devices.Assignment {
+	if k < len(c.assigns) {
+		return c.assigns[k]
+	}
+	return devices.Assignment{}
+}
+
+// setAssign records slot k's devices.
+func (c *chooser) setAssign(k int, a devices.Assignment) {
+	if k >= len(c.assigns) {
+		if a.IsZero() {
+			return
+		}
+		if c.assigns == nil {
+			c.assigns = make([]devices.Assignment, 0, cap(c.slots))
+		}
+		c.assigns = append(c.assigns, make([]devices.Assignment, k+1-len(c.assigns))...)
+	}
+	c.assigns[k] = a
+}
+
+// drop marks slot k as not fitting.
+func (c *chooser) drop(k int) {
+	c.slots[k].ok = false
+	c.scores[k] = noSlot
+}
+
+// eval recomputes slot k against the overlay's current state.
+func (c *chooser) eval(k int) {
 	var scratch [4]Rejection
-	if !cheapFits(c.ov, s.node, c.req) {
-		s.ok = false
+	s := &c.slots[k]
+	i := s.at()
+	c.drop(k)
+	c.setAssign(k, devices.Assignment{})
+	if !cheapFits(c.ov, i, c.req) || len(nonGPUCheck(c.ov, i, c.req, false, scratch[:0])) > 0 {
 		return
 	}
-	if len(nonGPUCheck(c.ov, s.node, c.req, false, scratch[:0])) > 0 {
-		s.ok = false
+	if guess, ok := c.predictWhole(i); ok {
+		s.ok, s.predicted = true, true
+		c.scores[k] = combine(c.scorers, c.candidate(i, guess))
 		return
 	}
-	if guess, ok := c.predictWhole(s.node); ok {
-		s.ok, s.predicted, s.assign = true, true, devices.Assignment{}
-		s.score = combine(c.scorers, c.candidate(s.node, guess))
-		return
-	}
-	a, ok := c.fit(s.node, scratch[:0])
+	a, ok := c.fit(i, scratch[:0])
 	if !ok {
-		s.ok = false
 		return
 	}
-	s.ok, s.predicted, s.assign = true, false, a
-	s.score = combine(c.scorers, c.candidate(s.node, a))
+	s.ok, s.predicted = true, false
+	c.setAssign(k, a)
+	c.scores[k] = combine(c.scorers, c.candidate(i, a))
 }
 
 // fit is the device part of the pod on node i (nonGPUCheck has passed): from the
@@ -111,21 +197,20 @@ func (c *chooser) predictWhole(i int) (devices.Assignment, bool) {
 	return devices.Assignment{Devices: c.guess}, int64(len(c.guess)) == g.Units
 }
 
-// resolve turns a chosen slot's prediction into the device model's real pick.
-func (c *chooser) resolve(s *slot) bool {
+// pick is chosen slot k's devices: those recorded, or for a prediction the device
+// model's real pick (not recorded: the pod is assumed with it and the slot evaluated
+// again at once). ok is false when the device model refuses the predicted node.
+func (c *chooser) pick(k int) (devices.Assignment, bool) {
+	s := &c.slots[k]
 	if !s.predicted {
-		return true
+		return c.assign(k), true
 	}
-	d := c.ov.Devices(s.node)
+	d := c.ov.Devices(s.at())
 	if d == nil {
-		return false
+		return devices.Assignment{}, false
 	}
 	a, ref := d.Fit(c.req.GPU)
-	if ref != nil {
-		return false
-	}
-	s.assign, s.predicted = a, false
-	return true
+	return a, ref == nil
 }
 
 func (c *chooser) candidate(i int, a devices.Assignment) *Candidate {
@@ -134,28 +219,6 @@ func (c *chooser) candidate(i int, a devices.Assignment) *Candidate {
 	c.cand = Candidate{Index: i, Node: c.ov.Node(i), Free: c.ov.Free(i), GPUFree: c.ov.GPUFreeMilli(i),
 		GPUMode: c.ov.GPUMode(i), Assignment: a, Pod: c.req, nums: &c.nums}
 	return &c.cand
-}
-
-// best returns the index into slots of the best fitting node, ties broken by the seeded
-// random (reservoir sampling, so each tied node is equally likely); -1 when none fits.
-func (c *chooser) best() int {
-	best, ties := -1, 0
-	for k := range c.slots {
-		s := &c.slots[k]
-		if !s.ok {
-			continue
-		}
-		switch {
-		case best < 0 || s.score > c.slots[best].score:
-			best, ties = k, 1
-		case s.score == c.slots[best].score:
-			ties++
-			if c.rnd != nil && c.rnd.Intn(ties) == 0 {
-				best = k
-			}
-		}
-	}
-	return best
 }
 
 // cheapFits rejects nodes from numbers alone before asking the device model: a GPU with

@@ -206,6 +206,33 @@ func TestDiagnosisCounts(t *testing.T) {
 	}
 }
 
+// Nodes the free index and the static set let placement skip (full, MIG, CPU-only,
+// tainted, cordoned) are still counted in a failed gang's diagnosis, under the reason a
+// check of every node gives them.
+func TestDiagnosisCountsSkippedNodes(t *testing.T) {
+	ov := snap(t, nil,
+		gt.MakeNode("a").GPUs("H100", 8).Obj(),
+		gt.MakeNode("b").GPUs("H100", 8).Obj(),
+		gt.MakeNode("m1").GPUs("A100-SXM4-40GB", 8).MIG("all-balanced").Obj(),
+		gt.MakeNode("m2").GPUs("A100-SXM4-40GB", 8).MIG("all-balanced").Obj(),
+		gt.MakeNode("c1").Obj(),
+		gt.MakeNode("s1").GPUs("H100", 8).Taint("spot", "true", corev1.TaintEffectNoSchedule).Obj(),
+		gt.MakeNode("x1").GPUs("H100", 8).Unschedulable().Obj(),
+	).Overlay()
+	w := gt.MakeWorkload("ns/gang").PodSet("main", 3, gt.Req("nvidia.com/gpu", "8")).Obj()
+	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{Rand: rand.New(rand.NewSource(1))})
+	if d == nil {
+		t.Fatal("a 3-node gang placed on 2 usable nodes")
+	}
+	want := "ns/gang: pod set main pod 2: 0 of 7 nodes fit: 5 too few free GPUs, 1 taint spot=true:NoSchedule, 1 unschedulable; gang 2 of 3 pods placed"
+	if s := d.String(); !strings.HasPrefix(s, want) {
+		t.Fatalf("String() = %q\nwant prefix %q", s, want)
+	}
+	if len(ov.Changes()) != 0 {
+		t.Fatalf("failed gang left %d changes", len(ov.Changes()))
+	}
+}
+
 // An unparsable GPU request is a diagnosis value naming the pod set, not a panic.
 func TestInvalidRequestIsADiagnosis(t *testing.T) {
 	ov := snap(t, nil, gt.MakeNode("a").GPUs("H100", 8).Obj()).Overlay()

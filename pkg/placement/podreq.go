@@ -37,6 +37,9 @@ type PodRequest struct {
 	// only non-GPU requests, so comparing those three numbers is the whole non-GPU check.
 	pods       resources.Amount
 	cpuMemOnly bool
+	// static renders what the static checks read, the key of the snapshot's memo of
+	// the nodes that pass them (candidates.go).
+	static string
 }
 
 // NewPodRequest prepares the pods of pod set ps under flavor constraint fc. A GPU
@@ -57,7 +60,7 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 			cpuMemOnly = false
 		}
 	}
-	return &PodRequest{
+	p := &PodRequest{
 		cpuMemOnly:   cpuMemOnly,
 		selector:     sortedPairs(ps.NodeSelector),
 		flavor:       sortedPairs(fc.NodeLabels),
@@ -73,7 +76,9 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 		Affinity:     ps.Affinity,
 		Tolerations:  tol,
 		FlavorLabels: fc.NodeLabels,
-	}, nil
+	}
+	p.static = staticKeyOf(p)
+	return p, nil
 }
 
 // NewSimplePodRequest prepares a pod from its requests alone (benchmarks, simulators).

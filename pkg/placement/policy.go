@@ -62,12 +62,13 @@ type scorePolicy struct {
 	name    string
 	scorers []WeightedScorer
 	fits    FitCache
+	cand    cluster.NodeSet // scratch for Choose
 }
 
 func (s *scorePolicy) Name() string { return s.name }
 
-// Choose scans every node once: cheap numeric pre-filter, static checks, device fit,
-// score; ties go to the seeded random.
+// Choose scans the candidate nodes (see candidates) once: cheap numeric pre-filter,
+// device fit, score; ties go to the seeded random.
 func (s *scorePolicy) Choose(ov *cluster.Overlay, p *PodRequest, rnd *rand.Rand) (Choice, bool) {
 	best, ties := Choice{Node: -1}, 0
 	var bestScore int64
@@ -77,9 +78,9 @@ func (s *scorePolicy) Choose(ov *cluster.Overlay, p *PodRequest, rnd *rand.Rand)
 	if !p.GPU.IsZero() {
 		fits = s.fits.shape(ov, fitKeyOf(p.GPU))
 	}
-	for i := 0; i < ov.NumNodes(); i++ {
-		if !cheapFits(ov, i, p) || len(staticCheck(ov.Node(i), p, false, scratch[:0])) > 0 ||
-			len(nonGPUCheck(ov, i, p, false, scratch[:0])) > 0 {
+	candidates(ov, p, true, &s.cand)
+	for i := s.cand.Next(0); i >= 0; i = s.cand.Next(i + 1) {
+		if !cheapFits(ov, i, p) || len(nonGPUCheck(ov, i, p, false, scratch[:0])) > 0 {
 			continue
 		}
 		var a devices.Assignment
@@ -95,7 +96,7 @@ func (s *scorePolicy) Choose(ov *cluster.Overlay, p *PodRequest, rnd *rand.Rand)
 			best, bestScore, ties = Choice{Node: i, Devices: a}, sc, 1
 		case sc == bestScore:
 			ties++
-			if rnd != nil && rnd.Intn(ties) == 0 {
+			if rnd != nil && drawsZero(rnd, ties) {
 				best = Choice{Node: i, Devices: a}
 			}
 		}

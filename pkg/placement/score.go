@@ -96,6 +96,21 @@ func scorerByName(name string, shapes *ShapeStats) (Scorer, error) {
 	return nil, fmt.Errorf("unknown scorer %q: want %s, %s, %s, %s or %s", name, ScoreBinpack, ScoreSpread, ScoreFragmentation, ScoreWholeGPUIslands, ScorePreferNoSched)
 }
 
+// twinSafe reports whether every scorer is a built-in one. Those read only what twin
+// nodes share (free and allocatable resources, free GPU shares, GPU mode, the device
+// assignment, taints), never a node's name, index or labels, so twins score the same
+// and placement may score one of them for all. Other scorers see every node.
+func twinSafe(ss []WeightedScorer) bool {
+	for _, s := range ss {
+		switch s.Scorer.(type) {
+		case Binpack, Spread, WholeGPUIslands, PreferNoSchedule, Fragmentation, BestFit, Packing:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // combine is the weighted sum of the scorers.
 func combine(ss []WeightedScorer, c *Candidate) int64 {
 	var sum int64

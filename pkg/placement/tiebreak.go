@@ -1,0 +1,76 @@
+package placement
+
+import (
+	"math"
+	"math/rand"
+)
+
+// best returns the index into slots of the best fitting node, ties broken by the seeded
+// random (reservoir sampling, so each tied node is equally likely); -1 when none fits.
+// It reads the dense scores, and on a uniform fleet every slot is a tie that costs a
+// draw, so the common draw (drawsZero's) is written out here.
+func (c *chooser) best() int {
+	best, ties := -1, int32(0)
+	top := int64(noSlot)
+	for k, sc := range c.scores {
+		if sc < top || (sc == noSlot && !c.slots[k].ok) {
+			continue
+		}
+		if best < 0 || sc > top {
+			best, ties, top = k, 1, sc
+			continue
+		}
+		if ties++; c.rnd == nil {
+			continue
+		}
+		if ties&(ties-1) == 0 { // ties < len(slots) <= MaxInt32
+			if drawsZero(c.rnd, int(ties)) {
+				best = k
+			}
+			continue
+		}
+		v := int32(c.rnd.Int63() >> 32)
+		if v > math.MaxInt32-ties {
+			v = redraw(c.rnd, v, ties)
+		}
+		if v%ties == 0 {
+			best = k
+		}
+	}
+	return best
+}
+
+// drawsZero reports whether rnd.Intn(n) would return 0, drawing from rnd exactly as
+// Intn does, so the random stream after it is the same. Ties among equal scores are
+// broken by one such draw per tied node, and on a large uniform fleet that is hundreds
+// of thousands of draws per gang: Intn divides twice per draw (its rejection bound and
+// the remainder), while here the bound is computed only for the rare draws close to it.
+//
+// For n up to MaxInt32, math/rand's Intn(n) is Int31n(int32(n)): for a power of two,
+// Int31() & (n-1); otherwise v := Int31() drawn again while v > max, where max is
+// 2^31-1 - 2^31 mod n, and then v % n. Int31 is Int63() >> 32. Since 2^31 mod n < n,
+// every v <= 2^31-1-n is below max.
+func drawsZero(rnd *rand.Rand, n int) bool {
+	if n > math.MaxInt32 {
+		return rnd.Intn(n) == 0
+	}
+	n32 := int32(n)
+	v := int32(rnd.Int63() >> 32)
+	if n32&(n32-1) == 0 {
+		return v&(n32-1) == 0
+	}
+	if v > math.MaxInt32-n32 {
+		v = redraw(rnd, v, n32)
+	}
+	return v%n32 == 0
+}
+
+// redraw is Int31n's rejection loop for a first draw v that may lie above its bound
+// (n not a power of two).
+func redraw(rnd *rand.Rand, v, n int32) int32 {
+	bound := int32((1 << 31) - 1 - (1<<31)%uint32(n))
+	for v > bound {
+		v = int32(rnd.Int63() >> 32)
+	}
+	return v
+}
