@@ -155,8 +155,9 @@ func (d *driver) commit(p plan.Plan) (int, error) {
 		return 0, fmt.Errorf("bench: invalid plan: %w", err)
 	}
 	var applied []api.WorkloadID
+	ov, byWorkload := d.snap.Overlay(), p.BindingsByWorkload()
 	for _, a := range p.Admissions {
-		bs := p.BindingsOf(a.Workload)
+		bs := byWorkload[a.Workload]
 		changes := make([]cluster.Change, 0, len(bs))
 		view := placement.Running{ID: a.Workload, Queue: a.ClusterQueue, StartedAt: d.now, Preemptible: true}
 		for _, b := range bs {
@@ -165,18 +166,19 @@ func (d *driver) commit(p plan.Plan) (int, error) {
 			view.Pods = append(view.Pods, ref)
 			view.GPUMilli += b.Assignment.MilliGPU()
 		}
-		next, err := d.snap.Apply(changes)
-		if err != nil {
+		if err := ov.ApplyGroup(changes); err != nil {
 			return 0, fmt.Errorf("bench: bind %s: %w", a.Workload, err)
 		}
 		if err := d.quota.Admit(d.workload(a.Workload), a.Quota); err != nil {
 			return 0, fmt.Errorf("bench: admit %s: %w", a.Workload, err)
 		}
-		d.snap = next
 		d.sched.Started(a.Workload, d.now)
 		d.running[a.Workload] = &runningJob{view: view, bindings: bs}
 		d.order = append(d.order, a.Workload)
 		applied = append(applied, a.Workload)
+	}
+	if len(applied) > 0 {
+		d.snap = ov.Snapshot()
 	}
 	d.sched.Committed(p, applied)
 	return len(applied), nil
@@ -196,19 +198,19 @@ func (d *driver) finish(n int) error {
 			done = append(done, id)
 		}
 	}
+	ov := d.snap.Overlay()
+	defer func() { d.snap = ov.Snapshot() }()
 	for _, id := range done {
 		r := d.running[id]
 		changes := make([]cluster.Change, 0, len(r.bindings))
 		for _, ref := range r.view.Pods {
-			if bp, ok := d.snap.Pod(ref); ok {
+			if bp, ok := ov.Pod(ref); ok {
 				changes = append(changes, cluster.Change{Op: cluster.OpRemove, Pod: bp})
 			}
 		}
-		next, err := d.snap.Apply(changes)
-		if err != nil {
+		if err := ov.ApplyGroup(changes); err != nil {
 			return fmt.Errorf("bench: release %s: %w", id, err)
 		}
-		d.snap = next
 		if err := d.quota.Release(id); err != nil {
 			return fmt.Errorf("bench: release quota of %s: %w", id, err)
 		}
