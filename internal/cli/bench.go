@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -102,9 +101,7 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 	}
 	sums := bench.SummariseFrag(runs, f.inflate*10)
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sums)
+		return writeJSON(stdout, sums)
 	}
 	fmt.Fprintf(stdout, "share of arrived GPU demand left unallocated (mean ± std over %d seeds; %d nodes, %s GPUs, %d pods in the list)\n",
 		len(seeds), len(cfg.Nodes), report.FormatMilli(trace.ClusterGPUs(cfg.Nodes)), len(cfg.Pods))
@@ -224,9 +221,7 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+		return writeJSON(stdout, results)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "POLICY\tJOBS\tFINISHED\tAVG JCT\tAVG WAIT\tP95 WAIT\t")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -51,9 +50,7 @@ func runBenchCycles(f *benchCyclesFlags, stdout io.Writer) error {
 		return err
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(stdout, r)
 	}
 	s := f.spec.Scale
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

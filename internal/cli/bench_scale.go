@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -50,9 +49,7 @@ func runBenchScale(f *benchScaleFlags, stdout io.Writer) error {
 		return err
 	}
 	if f.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(stdout, r)
 	}
 	fleet := fmt.Sprintf("%d nodes (%d GPUs), %d jobs, %d queues in %d cohorts, seed %d", r.Nodes, r.GPUs, r.Jobs, r.Queues, r.Cohorts, r.Seed)
 	if r.Spread > 0 {

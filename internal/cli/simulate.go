@@ -170,9 +170,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, reportPath str
 		}
 	}
 	if output == "json" {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(cmd.OutOrStdout(), rep)
 	}
 	return rep.WriteText(cmd.OutOrStdout())
 }

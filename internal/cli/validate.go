@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -40,9 +39,7 @@ func newValidateCommand() *cobra.Command {
 				return err
 			}
 			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(sum)
+				return writeJSON(cmd.OutOrStdout(), sum)
 			}
 			return printSummary(cmd.OutOrStdout(), sum)
 		},
