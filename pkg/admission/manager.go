@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // Manager is the admission layer as the engine uses it: the quota tree, the pending
@@ -17,12 +18,7 @@ import (
 type Manager struct {
 	quota  *Quota
 	queues *Queues
-	decay  decayTable
-	// Admission fair sharing: decayed usage per LocalQueue in milli-GPU-milliseconds
-	// (fine enough that frequent ticks lose nothing to rounding).
-	lqUsage map[string]int64
-	lastAt  time.Time
-	started bool
+	usage  *LocalQueueUsage // admission fair sharing
 }
 
 // NewManager builds the quota tree and queues from the loaded objects and enqueues
@@ -36,7 +32,7 @@ func NewManager(objs *api.Objects, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{quota: quota, queues: queues, decay: newDecayTable(), lqUsage: map[string]int64{}}, nil
+	return &Manager{quota: quota, queues: queues, usage: NewLocalQueueUsage(queues.res, opts.AdmissionPenalty)}, nil
 }
 
 // SetResourceGroups applies a quota change (a QuotaChange event) to ClusterQueue cq: the
@@ -67,7 +63,7 @@ func (m *Manager) Add(wl *api.Workload) (Status, error) { return m.queues.Add(wl
 // cycle: with fair sharing by the ClusterQueue's share (lowest first), then by
 // priority, then by age, then by name.
 func (m *Manager) Heads() []Head {
-	heads := m.queues.heads(m.weightedLQUsage)
+	heads := m.queues.heads(m.usage.Weighted)
 	fair := m.quota.s.fair.Enabled
 	if fair {
 		for i := range heads {
@@ -128,19 +124,8 @@ func (m *Manager) Admit(wl *api.Workload, a Assignment) error {
 		return err
 	}
 	m.queues.Remove(wl.ID())
-	if c, ok := m.queues.cqs[a.ClusterQueue]; ok && c.cq.AdmissionFairSharing.Enabled {
-		lq := wl.Namespace + "/" + wl.Queue
-		m.lqUsage[lq] = satAdd(m.lqUsage[lq], mulDiv(int64(a.GPUMilli), m.penalty().Milliseconds(), 1))
-	}
+	m.usage.Admitted(a.ClusterQueue, wl.Namespace+"/"+wl.Queue, a.GPUMilli)
 	return nil
-}
-
-// penalty is the admission fair sharing entry penalty.
-func (m *Manager) penalty() time.Duration {
-	if p := m.quota.s.opts.AdmissionPenalty; p > 0 {
-		return p
-	}
-	return 5 * time.Minute
 }
 
 // Release frees an admitted workload's quota (finished, evicted, preempted) and wakes
@@ -190,49 +175,15 @@ func (m *Manager) ToDrain() []api.WorkloadID {
 	return out
 }
 
-// Tick advances admission fair sharing to now: every LocalQueue's usage decays by the
-// half-life of its ClusterQueue, then grows by its admitted workloads' milli-GPU times
-// the seconds elapsed. The engine calls it with its injected clock.
+// Tick advances admission fair sharing to now (LocalQueueUsage.Tick): usage decays and
+// grows by the admitted workloads. The engine calls it with its injected clock.
 func (m *Manager) Tick(now time.Time) {
-	if !m.started {
-		m.started, m.lastAt = true, now
-		return
-	}
-	dt := now.Sub(m.lastAt)
-	if dt <= 0 {
-		return
-	}
-	m.lastAt = now
-	for _, k := range sortedKeys(m.lqUsage) {
-		m.lqUsage[k] = m.decay.decay(m.lqUsage[k], dt, m.halfLife(k))
-	}
-	ms := dt.Milliseconds()
-	for _, w := range m.quota.AdmittedWorkloads() {
-		m.lqUsage[w.LocalQueue] = satAdd(m.lqUsage[w.LocalQueue], mulDiv(int64(w.GPUMilli), ms, 1))
-	}
-}
-
-// halfLife is the admission fair sharing half-life of the LocalQueue's ClusterQueue.
-func (m *Manager) halfLife(lqKey string) time.Duration {
-	lq, ok := m.queues.lqs[lqKey]
-	if !ok {
-		return 0
-	}
-	if c, ok := m.queues.cqs[lq.ClusterQueue]; ok {
-		return c.cq.AdmissionFairSharing.HalfLife
-	}
-	return 0
+	m.usage.Tick(now, func(add func(string, resources.MilliGPU)) {
+		for _, w := range m.quota.AdmittedWorkloads() {
+			add(w.LocalQueue, w.GPUMilli)
+		}
+	})
 }
 
 // LocalQueueUsage is a LocalQueue's decayed usage in milli-GPU-seconds.
-func (m *Manager) LocalQueueUsage(lqKey string) int64 { return m.lqUsage[lqKey] / 1000 }
-
-// weightedLQUsage divides decayed usage by the LocalQueue's fair-sharing weight.
-func (m *Manager) weightedLQUsage(lqKey string) int64 {
-	u := m.lqUsage[lqKey]
-	w := int64(1000)
-	if lq, ok := m.queues.lqs[lqKey]; ok && lq.FairSharing.WeightMilli > 0 {
-		w = lq.FairSharing.WeightMilli
-	}
-	return mulDiv(u, 1000, w)
-}
+func (m *Manager) LocalQueueUsage(lqKey string) int64 { return m.usage.Usage(lqKey) }

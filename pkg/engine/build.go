@@ -63,6 +63,9 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 		s.flavors[f.Name] = f
 	}
 	for _, cq := range objs.ClusterQueues {
+		if cq.AdmissionFairSharing.Enabled && s.lqUsage == nil {
+			s.lqUsage = admission.NewLocalQueueUsage(resolver, 0)
+		}
 		b := cq.DisruptionBudget
 		if b.MaxGPUs > 0 && b.Window <= 0 {
 			s.keepHistory = true // a budget without a window counts every preemption

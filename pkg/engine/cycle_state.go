@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // Cycle runs one scheduling cycle over the scheduler state and the driver's world. It
@@ -15,6 +16,7 @@ import (
 // counts nothing (no polling).
 func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.timedWakes(w)
+	s.tickLocalQueueUsage(w)
 	in, queueRejects := s.input(w)
 	if len(in.Pending) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
 		return plan.Plan{Cycle: s.cycles, At: w.Now}
@@ -55,7 +57,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 			continue
 		}
 		in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
-			QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape})
+			QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, LocalQueueUsage: s.localQueueUsage(e)})
 		if e.reserved != nil {
 			in.Previous[id] = *e.reserved
 		}
@@ -144,9 +146,11 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 		}
 	}
 	var started []*entry
+	byWorkload := p.BindingsByWorkload()
 	for _, id := range applied {
 		if e := s.wls[id]; e != nil {
 			started = append(started, e)
+			s.chargeAdmission(e, byWorkload[id])
 		}
 	}
 	s.admittedWakes(started...)
@@ -186,4 +190,40 @@ func sameReservation(a, b plan.Reservation) bool {
 		}
 	}
 	return true
+}
+
+// tickLocalQueueUsage advances admission fair sharing to the world's time: usage decays
+// and grows by what the running workloads hold.
+func (s *Scheduler) tickLocalQueueUsage(w World) {
+	if s.lqUsage == nil {
+		return
+	}
+	s.lqUsage.Tick(w.Now, func(add func(string, resources.MilliGPU)) {
+		for _, r := range w.Running {
+			if e := s.wls[r.ID]; e != nil {
+				add(e.res.LocalQueue, r.GPUMilli)
+			}
+		}
+	})
+}
+
+// localQueueUsage is e's LocalQueue's weighted usage where its ClusterQueue enables
+// admission fair sharing, else 0.
+func (s *Scheduler) localQueueUsage(e *entry) int64 {
+	if s.lqUsage == nil || !s.lqUsage.Enabled(e.res.ClusterQueue) {
+		return 0
+	}
+	return s.lqUsage.Weighted(e.res.LocalQueue)
+}
+
+// chargeAdmission charges a committed admission's entry penalty to its LocalQueue.
+func (s *Scheduler) chargeAdmission(e *entry, bs []plan.Binding) {
+	if s.lqUsage == nil {
+		return
+	}
+	var milli resources.MilliGPU
+	for _, b := range bs {
+		milli += b.Assignment.MilliGPU()
+	}
+	s.lqUsage.Admitted(e.res.ClusterQueue, e.res.LocalQueue, milli)
 }

@@ -85,6 +85,10 @@ type Pending struct {
 	// Shape is ShapeKey(Workload), when the caller keeps it (the scheduler computes it
 	// once per workload); empty means the cycle computes it.
 	Shape string
+	// LocalQueueUsage is its LocalQueue's weighted decayed usage when its ClusterQueue
+	// enables admission fair sharing (0 otherwise): within a priority and a queue share,
+	// the less used LocalQueue goes first.
+	LocalQueueUsage int64
 }
 
 // Input is everything one cycle reads. The cycle changes Quota (its own what-if copy)

@@ -5,11 +5,13 @@ import (
 )
 
 // headKey is what pending workloads are ordered by: higher priority first, then the
-// less-served ClusterQueue (lower dominant share), then earlier queued, then earlier
-// created, then ID so the order is total and deterministic.
+// less-served ClusterQueue (lower dominant share), then the less-used LocalQueue (only
+// where admission fair sharing is on), then earlier queued, then earlier created, then
+// ID so the order is total and deterministic.
 type headKey struct {
 	priority int32
 	share    int64
+	lqUsage  int64
 	queued   int64
 	created  int64
 	id       string
@@ -21,6 +23,8 @@ func (a headKey) less(b headKey) bool {
 		return a.priority > b.priority
 	case a.share != b.share:
 		return a.share < b.share
+	case a.lqUsage != b.lqUsage:
+		return a.lqUsage < b.lqUsage
 	case a.queued != b.queued:
 		return a.queued < b.queued
 	case a.created != b.created:
@@ -43,6 +47,7 @@ func order(pending []Pending, q Quota) ([]Pending, map[string]int) {
 		keys[i] = headKey{
 			priority: p.Workload.Priority,
 			share:    s,
+			lqUsage:  p.LocalQueueUsage,
 			queued:   p.QueuedAt.UnixNano(),
 			created:  p.Workload.Created.UnixNano(),
 			id:       string(p.Workload.ID()),

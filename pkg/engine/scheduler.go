@@ -52,6 +52,8 @@ type Scheduler struct {
 	rng         *rand.Rand
 	seed        int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
 	parked      parkedIndex
+	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
+	lqUsage *admission.LocalQueueUsage
 	// reservedBefore are the reservations held when the last cycle ran: Committed
 	// compares them with the new ones (a reservation given up or moved frees GPUs).
 	reservedBefore map[api.WorkloadID]plan.Reservation
