@@ -14,6 +14,7 @@
 // (the outcome of Assign: a flavor per pod set and resource, an ordered Mode and the
 // reason for every flavor tried), Victim (FindVictims), Resolver (LocalQueue →
 // ClusterQueue, namespace selectors, stop policies: the queue rules the engine's
-// scheduler enforces), and Queues/Manager (a Kueue-style queue manager with admission
-// fair sharing across LocalQueues; not yet on the engine's path, see docs/admission.md).
+// scheduler enforces), LocalQueueUsage (admission fair sharing across LocalQueues, which
+// the scheduler orders by), and Queues/Manager (a Kueue-style queue manager used by this
+// package's tests; its ordering duplicates the scheduler's, see docs/admission.md).
 package admission
