@@ -51,10 +51,13 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the Lease (default: the pod's)")
 	fl.DurationVar(&f.interval, "interval", 200*time.Millisecond, "least time between two passes (passes are triggered by watched changes; faster changes are coalesced)")
 	fl.DurationVar(&f.resync, "resync", 30*time.Second, "run a pass at least this often even when no change was observed (safety net)")
-	fl.DurationVar(&f.grace, "grace", 30*time.Second, "notice a preempted workload gets before eviction")
-	fl.BoolVar(&f.preemption, "preemption", true, "let the engine preempt")
-	fl.BoolVar(&f.reservations, "reservations", true, "let large gangs reserve capacity (backfill)")
-	fl.Int64Var(&f.seed, "seed", 1, "seed for tie-breaking")
+	// The defaults are the engine's default policy, the one `gantry simulate` runs, so the
+	// same objects get the same decisions on a cluster as in a simulation.
+	def := engine.DefaultPolicy()
+	fl.DurationVar(&f.grace, "grace", def.Grace, "notice a preempted workload gets before eviction")
+	fl.BoolVar(&f.preemption, "preemption", def.Preemption, "let the engine preempt")
+	fl.BoolVar(&f.reservations, "reservations", def.Reservations, "let large gangs reserve capacity (backfill)")
+	fl.Int64Var(&f.seed, "seed", def.Seed, "seed for tie-breaking (as gantry simulate --seed)")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
 	fl.Float32Var(&f.qps, "kube-api-qps", controller.DefaultQPS, "API requests per second (binding a large gang is one request per pod)")
 	fl.IntVar(&f.burst, "kube-api-burst", controller.DefaultBurst, "API request burst")

@@ -35,9 +35,9 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.traces, "trace", nil, traceFormats)
 	cmd.Flags().StringVar(&f.policy, "policy", "default", "default (preempt + reserve + default scoring), fifo (no preemption, no reservation), no-preempt, "+
 		"or a placement scorer for queues without their own policy: binpack, spread, fragmentation, whole-gpu-islands")
-	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed (same inputs and seed give the same run)")
+	cmd.Flags().Int64Var(&f.seed, "seed", engine.DefaultPolicy().Seed, "random seed (same inputs and seed give the same run)")
 	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
-	cmd.Flags().DurationVar(&f.grace, "grace", 2*time.Minute, "preemption notice: time a victim gets to checkpoint")
+	cmd.Flags().DurationVar(&f.grace, "grace", engine.DefaultPolicy().Grace, "preemption notice: time a victim gets to checkpoint")
 	cmd.Flags().BoolVar(&f.retryAll, "retry-all", false, "hand every pending workload to every cycle instead of parking inadmissible ones until a relevant change (same decisions, slower; for comparison)")
 }
 
