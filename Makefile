@@ -28,7 +28,7 @@ lint:
 	$(GO) vet $(PKGS)
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m $(PKGS)
 
 # Scale test against the real API server (not part of `make test`): 1,000 nodes and
 # 5,000 pods in gangs of 8; prints pods bound per second and Job-to-bound latency.
