@@ -17,7 +17,7 @@ import (
 // A workload whose equivalence class was already refused this cycle, by steps that do
 // not depend on the workload itself, gets the same rejection at once (equivalence.go).
 func (c *cycle) attempt(p Pending) bool {
-	key, cacheable := c.outcomeKey(p)
+	key, cacheable := c.outcomeKeyOf(p)
 	if r, ok := c.outcomes[key]; cacheable && ok {
 		c.reject(p, r.Layer, r.Reason, r.Details...)
 		return false

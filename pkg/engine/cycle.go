@@ -67,7 +67,7 @@ type cycle struct {
 	quotaVersion int
 	// outcomes are rejections shared by an equivalence class this cycle; personal is
 	// set while a workload's way took a step that depends on the workload itself.
-	outcomes map[string]plan.Rejection
+	outcomes map[outcomeKey]plan.Rejection
 	personal bool
 	freeGPU  resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
 }
@@ -88,7 +88,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		failed:        map[string][]failure{},
 		shapes:        map[api.WorkloadID]string{},
 		quotaMemo:     map[string]quotaAnswer{},
-		outcomes:      map[string]plan.Rejection{},
+		outcomes:      map[outcomeKey]plan.Rejection{},
 	}
 	for _, r := range in.Running {
 		c.running[r.ID] = r

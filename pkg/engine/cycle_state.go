@@ -57,7 +57,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 			continue
 		}
 		in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
-			QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, LocalQueueUsage: s.localQueueUsage(e)})
+			QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e)})
 		if e.reserved != nil {
 			in.Previous[id] = *e.reserved
 		}
@@ -129,13 +129,13 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 	for _, r := range p.Reservations {
 		if e := s.wls[r.Workload]; e != nil {
 			rr := r
-			e.reserved, e.last = &rr, nil
+			e.reserved, e.hasLast = &rr, false
 		}
 	}
 	for _, r := range p.Rejections {
 		if e := s.wls[r.Workload]; e != nil {
 			rr := r
-			e.last, e.reserved = &rr, nil
+			e.last, e.hasLast, e.reserved = rr, true, nil
 		}
 	}
 	s.park(p)

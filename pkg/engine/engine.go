@@ -85,6 +85,9 @@ type Pending struct {
 	// Shape is ShapeKey(Workload), when the caller keeps it (the scheduler computes it
 	// once per workload); empty means the cycle computes it.
 	Shape string
+	// Class is ClassKey(ClusterQueue, Shape, priority) when the caller keeps it; empty
+	// means the cycle computes it.
+	Class string
 	// LocalQueueUsage is its LocalQueue's weighted decayed usage when its ClusterQueue
 	// enables admission fair sharing (0 otherwise): within a priority and a queue share,
 	// the less used LocalQueue goes first.

@@ -124,27 +124,37 @@ func (c *cycle) shapeOf(p Pending) string {
 }
 
 // outcomeKey names what a workload's way through the cycle depends on when it takes no
-// personal step: its ClusterQueue, shape and priority, the reservations it must keep
-// off (by its runtime), the quota version (admissions change later answers) and
-// whether reservation slots are left. A workload with victims noticed for it or a
-// preemptor of its own takes personal steps: no key.
-func (c *cycle) outcomeKey(p Pending) (string, bool) {
+// personal step: its equivalence class (ClusterQueue, shape, priority), the reservations
+// it must keep off (by its runtime), the quota version (admissions change later answers)
+// and whether reservation slots are left. A struct, so a visit allocates nothing.
+type outcomeKey struct {
+	class     string
+	holds     uint64
+	version   int
+	slotsFull bool
+}
+
+// outcomeKeyOf is p's outcome key; false for a workload with victims noticed for it or a
+// preemptor of its own (it takes personal steps), or more held reservations than the
+// mask holds.
+func (c *cycle) outcomeKeyOf(p Pending) (outcomeKey, bool) {
 	id := p.Workload.ID()
 	if len(c.in.Nominated[id]) > 0 || c.in.PreemptedBy[id] != "" {
-		return "", false
+		return outcomeKey{}, false
 	}
-	slotsFull := !c.e.cfg.Reservations || len(c.out.Reservations) >= c.e.cfg.reservationDepth()
-	var b strings.Builder
-	b.WriteString(p.ClusterQueue)
-	b.WriteByte(0)
-	b.WriteString(c.shapeOf(p))
-	b.WriteByte(0)
-	b.WriteString(strconv.Itoa(int(p.Workload.Priority)))
-	b.WriteString(holdKey(c.holdsFor(p)))
-	b.WriteByte(0)
-	b.WriteString(strconv.Itoa(c.quotaVersion))
-	if slotsFull {
-		b.WriteString("|full")
+	holds, small := holdMask(c.holdsFor(p))
+	if !small {
+		return outcomeKey{}, false
 	}
-	return b.String(), true
+	class := p.Class
+	if class == "" {
+		class = ClassKey(p.ClusterQueue, c.shapeOf(p), p.Workload.Priority)
+	}
+	return outcomeKey{class: class, holds: holds, version: c.quotaVersion,
+		slotsFull: !c.e.cfg.Reservations || len(c.out.Reservations) >= c.e.cfg.reservationDepth()}, true
+}
+
+// ClassKey names an equivalence class: ClusterQueue, shape and priority.
+func ClassKey(clusterQueue, shape string, priority int32) string {
+	return clusterQueue + "\x00" + shape + "\x00" + strconv.Itoa(int(priority))
 }

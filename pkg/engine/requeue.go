@@ -145,54 +145,53 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 	if !s.eng.cfg.Preemption || len(victims) == 0 {
 		return
 	}
-	byRoot := map[string][]*entry{}
+	byRoot := map[string]map[string][]*entry{} // root -> ClusterQueue -> new victims
+	counts := map[string]int{}
 	for _, v := range victims {
-		byRoot[v.root] = append(byRoot[v.root], v)
+		if byRoot[v.root] == nil {
+			byRoot[v.root] = map[string][]*entry{}
+		}
+		byRoot[v.root][v.res.ClusterQueue] = append(byRoot[v.root][v.res.ClusterQueue], v)
+		counts[v.root]++
 	}
-	for root, vs := range byRoot {
+	for root, byCQ := range byRoot {
+		total := counts[root]
 		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool {
 			if e.park == ParkedHead || e.park == ParkedQueue {
 				return false
 			}
-			if e.park == ParkedNodes && s.preempts(e) {
+			if e.park == ParkedNodes && preempts(e.policy) {
 				// Quota fit by borrowing; an admission in its tree may have used up what
 				// it could borrow, so its answer may now be to preempt in its own queue.
 				return true
 			}
-			for _, v := range vs {
-				if s.mayPreempt(e, v) {
-					return true
-				}
-			}
-			return false
+			return s.mayPreempt(e, byCQ[e.res.ClusterQueue], total)
 		})
 	}
 }
 
 // mayPreempt reads the preemptor's ClusterQueue policy through the one rule admission
-// and placement use (api.PreemptionPolicy): could victim's admission let it preempt? In
-// its own queue only the newcomer itself is a new candidate, by priority. Across queues
-// the newcomer may make its queue borrow, and then any workload of that queue can be
-// reclaimed: so any enabled reclaim or borrow policy wakes (the random worlds of
+// and placement use (api.PreemptionPolicy): could the admission of newcomers (same: those
+// of its own ClusterQueue; total: all of its cohort tree) let it preempt? In its own
+// queue only a newcomer itself is a new candidate, by priority. Across queues a newcomer
+// may make its queue borrow, and then any workload of that queue can be reclaimed: so
+// any enabled reclaim or borrow policy wakes (the random worlds of
 // TestParkingKeepsDecisionsProperty found a reclaim against an older workload).
-func (s *Scheduler) mayPreempt(pre, victim *entry) bool {
-	cq, ok := s.resolver.ClusterQueue(pre.res.ClusterQueue)
-	if !ok {
-		return false
+func (s *Scheduler) mayPreempt(pre *entry, same []*entry, total int) bool {
+	p := pre.policy
+	if total > len(same) && (p.ReclaimWithinCohort.Enabled() || p.BorrowWithinCohort.Policy.Enabled()) {
+		return true
 	}
-	if pre.res.ClusterQueue == victim.res.ClusterQueue {
-		return cq.Preemption.WithinClusterQueue.Allows(pre.w.PriorityAge(), victim.w.PriorityAge())
+	for _, v := range same {
+		if p.WithinClusterQueue.Allows(pre.w.PriorityAge(), v.w.PriorityAge()) {
+			return true
+		}
 	}
-	return cq.Preemption.ReclaimWithinCohort.Enabled() || cq.Preemption.BorrowWithinCohort.Policy.Enabled()
+	return false
 }
 
-// preempts reports whether e's ClusterQueue may preempt at all (any policy enabled).
-func (s *Scheduler) preempts(e *entry) bool {
-	cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue)
-	if !ok {
-		return false
-	}
-	p := cq.Preemption
+// preempts reports whether a ClusterQueue with policy p may preempt at all.
+func preempts(p api.Preemption) bool {
 	return p.WithinClusterQueue.Enabled() || p.ReclaimWithinCohort.Enabled() || p.BorrowWithinCohort.Policy.Enabled()
 }
 

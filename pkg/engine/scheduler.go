@@ -88,8 +88,12 @@ func (s *Scheduler) setPhase(e *entry, p phase) {
 
 // entry is the scheduler's record of one workload.
 type entry struct {
-	w        *api.Workload
-	shape    string // ShapeKey(w), computed once
+	w     *api.Workload
+	shape string // ShapeKey(w), computed once
+	class string // ClassKey of its ClusterQueue, shape and priority, computed once
+	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
+	// every parked workload).
+	policy   api.Preemption
 	res      admission.Resolution
 	root     string // its ClusterQueue's cohort root (rootOf)
 	strategy api.QueueingStrategy
@@ -99,7 +103,8 @@ type entry struct {
 	// startedAt is when the current run started (minimum-runtime protection).
 	startedAt time.Time
 	park      Park
-	last      *plan.Rejection
+	last      plan.Rejection // why it was last not admitted, while hasLast
+	hasLast   bool
 	reserved  *plan.Reservation
 }
 
@@ -133,8 +138,9 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	}
 	e := &entry{w: w, shape: ShapeKey(w), res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
 	e.root = s.rootOf(e.res.ClusterQueue)
+	e.class = ClassKey(e.res.ClusterQueue, e.shape, w.Priority)
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
-		e.strategy = cq.QueueingStrategy
+		e.strategy, e.policy = cq.QueueingStrategy, cq.Preemption
 	}
 	s.wls[id] = e
 	s.setPhase(e, phasePending)
@@ -161,7 +167,7 @@ func (s *Scheduler) Started(id api.WorkloadID, at time.Time) {
 	s.setPark(e, NotParked)
 	s.setPhase(e, phaseRunning)
 	e.startedAt = at
-	e.last, e.reserved = nil, nil
+	e.hasLast, e.reserved = false, nil
 	delete(s.nominated, id)
 }
 
@@ -222,8 +228,8 @@ func (s *Scheduler) Reservation(id api.WorkloadID) (plan.Reservation, bool) {
 
 // LastRejection is why the workload was last not admitted, while it is pending.
 func (s *Scheduler) LastRejection(id api.WorkloadID) (plan.Rejection, bool) {
-	if e := s.wls[id]; e != nil && e.last != nil && e.phase == phasePending {
-		return *e.last, true
+	if e := s.wls[id]; e != nil && e.hasLast && e.phase == phasePending {
+		return e.last, true
 	}
 	return plan.Rejection{}, false
 }
