@@ -96,7 +96,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c.drain()
 	c.countFreeGPU()
 	var ordered []Pending
-	ordered, c.pos = order(in.Pending, in.Quota)
+	ordered, c.pos = order(in.Pending, in.Quota, in.Nominated)
 	for i, p := range ordered {
 		switch {
 		case e.cfg.MaxAttempts > 0 && i >= e.cfg.MaxAttempts:

@@ -261,3 +261,34 @@ func TestHoldAndDrainEvictsRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A victim requeued in the same instant its preemptor queued (a driver stamps whole
+// seconds) is older, yet the preemptor is tried first: the room was freed for it. Were
+// the victim tried first it would take the room back, and the preemptor, which preempts
+// a workload at most once, would wait until the victim ended.
+func TestPreemptorBeforeItsRequeuedVictim(t *testing.T) {
+	q := newFakeQuota()
+	q.limit["cq-a"], q.limit["cq-b"] = resourcesCPU(8), resourcesCPU(8)
+	victim := MakeWorkload("ns", "borrower").CPU(4).Priority(10).Obj()
+	owner := MakeWorkload("ns", "owner").CPU(4).Obj()
+	owner.Created = t0.Add(time.Second)
+	in := Input{Cycle: 3, Now: t0.Add(time.Second), Cluster: snapshotOf(1, 4), Quota: q,
+		Pending:     []Pending{pending(victim, "cq-a"), pending(owner, "cq-b")},
+		Nominated:   map[api.WorkloadID][]api.WorkloadID{"ns/owner": {"ns/borrower"}},
+		PreemptedBy: map[api.WorkloadID]api.WorkloadID{"ns/borrower": "ns/owner"}}
+	in.Pending[0].QueuedAt = owner.Created // requeued in the second the owner queued
+	in.Pending[1].QueuedAt = owner.Created
+	p := mustEngine(t, Config{Preemption: true}, &fakePlacer{}).Cycle(in)
+	if got := outcome(p, "ns/owner"); got != "admitted" {
+		t.Errorf("preemptor: %s, want admitted", got)
+	}
+	if got := outcome(p, "ns/borrower"); got == "admitted" {
+		t.Errorf("victim admitted ahead of its preemptor")
+	}
+	// Without the nomination the older, higher-priority workload goes first.
+	in.Nominated, in.PreemptedBy = nil, nil
+	p = mustEngine(t, Config{Preemption: true}, &fakePlacer{}).Cycle(in)
+	if got := outcome(p, "ns/borrower"); got != "admitted" {
+		t.Errorf("without a nomination: borrower %s, want admitted", got)
+	}
+}

@@ -2,23 +2,31 @@ package engine
 
 import (
 	"sort"
+
+	"github.com/gantry-sched/gantry/pkg/api"
 )
 
-// headKey is what pending workloads are ordered by: higher priority first, then the
-// less-served ClusterQueue (lower dominant share), then the less-used LocalQueue (only
+// headKey is what pending workloads are ordered by: a preemptor whose victims were
+// given notice first (the room they free is for it: were a victim tried first, it could
+// take the room back, and the preemptor, which preempts a workload at most once, would
+// wait behind it until it ends; Kueue admits a preemptor as soon as its victims' quota
+// is released, to the same effect), then higher priority, then the less-served ClusterQueue (lower dominant share), then the less-used LocalQueue (only
 // where admission fair sharing is on), then earlier queued, then earlier created, then
 // ID so the order is total and deterministic.
 type headKey struct {
-	priority int32
-	share    int64
-	lqUsage  int64
-	queued   int64
-	created  int64
-	id       string
+	preempting bool
+	priority   int32
+	share      int64
+	lqUsage    int64
+	queued     int64
+	created    int64
+	id         string
 }
 
 func (a headKey) less(b headKey) bool {
 	switch {
+	case a.preempting != b.preempting:
+		return a.preempting
 	case a.priority != b.priority:
 		return a.priority > b.priority
 	case a.share != b.share:
@@ -35,7 +43,7 @@ func (a headKey) less(b headKey) bool {
 
 // order returns the pending workloads in the order the cycle tries them, and each one's
 // 1-based position within its ClusterQueue.
-func order(pending []Pending, q Quota) ([]Pending, map[string]int) {
+func order(pending []Pending, q Quota, nominated map[api.WorkloadID][]api.WorkloadID) ([]Pending, map[string]int) {
 	shares := map[string]int64{}
 	keys := make([]headKey, len(pending))
 	for i, p := range pending {
@@ -45,12 +53,13 @@ func order(pending []Pending, q Quota) ([]Pending, map[string]int) {
 			shares[p.ClusterQueue] = s
 		}
 		keys[i] = headKey{
-			priority: p.Workload.Priority,
-			share:    s,
-			lqUsage:  p.LocalQueueUsage,
-			queued:   p.QueuedAt.UnixNano(),
-			created:  p.Workload.Created.UnixNano(),
-			id:       string(p.Workload.ID()),
+			preempting: len(nominated[p.Workload.ID()]) > 0,
+			priority:   p.Workload.Priority,
+			share:      s,
+			lqUsage:    p.LocalQueueUsage,
+			queued:     p.QueuedAt.UnixNano(),
+			created:    p.Workload.Created.UnixNano(),
+			id:         string(p.Workload.ID()),
 		}
 	}
 	idx := make([]int, len(pending))

@@ -24,6 +24,11 @@ func (e *Env) InstallCRDs(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
+	if len(files) == 0 {
+		// A wrong directory (a test run from another working directory) would
+		// otherwise install nothing and fail later with "no matches for kind".
+		return fmt.Errorf("kubeenv: no CRD files (*.yaml) in %s", dir)
+	}
 	sort.Strings(files)
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, f := range files {
