@@ -18,15 +18,16 @@ import (
 // not depend on the workload itself, gets the same rejection at once (equivalence.go).
 func (c *cycle) attempt(p Pending) bool {
 	key, cacheable := c.outcomeKeyOf(p)
-	if r, ok := c.outcomes[key]; cacheable && ok {
-		c.reject(p, r.Layer, r.Reason, r.Details...)
+	if o, ok := c.outcomes[key]; cacheable && ok {
+		c.reject(p, o.r.Layer, o.r.Reason, o.r.Details...)
+		c.noFit = o.noFit
 		return false
 	}
-	c.personal = false
+	c.personal, c.noFit = false, false
 	before := len(c.out.Rejections)
 	ok := c.decide(p)
 	if cacheable && !ok && !c.personal && len(c.out.Rejections) == before+1 {
-		c.outcomes[key] = c.out.Rejections[before]
+		c.outcomes[key] = classOutcome{r: c.out.Rejections[before], noFit: c.noFit}
 	}
 	return ok
 }
@@ -41,6 +42,7 @@ func (c *cycle) decide(p Pending) bool {
 	a := c.assign(p, nil)
 	switch a.Mode {
 	case admission.NoFit:
+		c.noFit = true
 		c.reject(p, plan.LayerAdmission, codeOr(a.Code, admission.WaitingForQuota), quotaDetails(a)...)
 		return false
 	case admission.Preempt:

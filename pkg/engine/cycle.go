@@ -59,15 +59,20 @@ type cycle struct {
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord
 	pos     map[string]int
-	failed  map[string][]failure      // shape key -> placement failures this cycle (equivalence.go)
-	shapes  map[api.WorkloadID]string // shape keys computed this cycle (Pending.Shape unset)
+	visits  *visits
+	// noFit is set when the last attempt ended in admission's NoFit (followers.go);
+	// following the classes whose member is waiting in visits.
+	noFit     bool
+	following map[string]bool
+	failed    map[string][]failure      // shape key -> placement failures this cycle (equivalence.go)
+	shapes    map[api.WorkloadID]string // shape keys computed this cycle (Pending.Shape unset)
 	// quotaMemo keeps admission's answers per equivalence class; quotaVersion counts
 	// the cycle's admissions (equivalence.go).
 	quotaMemo    map[string]quotaAnswer
 	quotaVersion int
 	// outcomes are rejections shared by an equivalence class this cycle; personal is
 	// set while a workload's way took a step that depends on the workload itself.
-	outcomes map[outcomeKey]plan.Rejection
+	outcomes map[outcomeKey]classOutcome
 	personal bool
 	freeGPU  resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
 }
@@ -88,21 +93,28 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		failed:        map[string][]failure{},
 		shapes:        map[api.WorkloadID]string{},
 		quotaMemo:     map[string]quotaAnswer{},
-		outcomes:      map[outcomeKey]plan.Rejection{},
+		outcomes:      map[outcomeKey]classOutcome{},
 	}
 	for _, r := range in.Running {
 		c.running[r.ID] = r
 	}
 	c.drain()
 	c.countFreeGPU()
-	var ordered []Pending
-	ordered, c.pos = order(in.Pending, in.Quota, in.Nominated)
-	for i, p := range ordered {
+	c.visits = newVisits(in.Pending, newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers)))
+	c.pos = c.visits.pos
+	for i := 0; ; i++ {
+		p, ok := c.visits.pop()
+		if !ok {
+			break
+		}
+		c.noFit = false
 		switch {
 		case e.cfg.MaxAttempts > 0 && i >= e.cfg.MaxAttempts:
 			c.reject(p, plan.LayerAdmission, ReasonNotTried, fmt.Sprintf("more than %d workloads pending; tried in a later cycle", e.cfg.MaxAttempts))
+			continue
 		case c.blocked[p.ClusterQueue]:
 			c.reject(p, plan.LayerAdmission, ReasonBlockedByHead, "StrictFIFO: an earlier workload of ClusterQueue "+p.ClusterQueue+" is not admitted yet")
+			continue
 		case c.heldFor(p):
 			c.reject(p, plan.LayerAdmission, ReasonHeldForPreemptor,
 				"preempted by "+string(c.in.PreemptedBy[p.Workload.ID()])+", which still waits for its victims")
@@ -114,6 +126,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 				c.blocked[p.ClusterQueue] = true
 			}
 		}
+		c.follow(p)
 	}
 	return c.out
 }

@@ -16,6 +16,10 @@ import (
 // counts nothing (no polling).
 func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.timedWakes(w)
+	s.chains = nil
+	if s.freed {
+		s.wakeForCapacity(w)
+	}
 	s.tickLocalQueueUsage(w)
 	in, queueRejects := s.input(w)
 	if len(in.Pending) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
@@ -56,15 +60,23 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 			rejects = append(rejects, r)
 			continue
 		}
-		in.Pending = append(in.Pending, Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
-			QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e)})
+		in.Pending = append(in.Pending, s.pendingOf(e))
 		if e.reserved != nil {
 			in.Previous[id] = *e.reserved
 		}
 	}
+	if len(s.chains) > 0 {
+		in.Followers = s
+	}
 	// The engine orders Pending itself; rejections made here keep a fixed order.
 	sort.Slice(rejects, func(i, j int) bool { return rejects[i].Workload < rejects[j].Workload })
 	return in, rejects
+}
+
+// pendingOf is e as a cycle takes it.
+func (s *Scheduler) pendingOf(e *entry) Pending {
+	return Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
+		QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e)}
 }
 
 // draining names the running workloads of ClusterQueues or LocalQueues with stop
@@ -88,7 +100,7 @@ func (s *Scheduler) draining() map[api.WorkloadID]string {
 // queueBlock is the rejection of a pending workload that its queues stop before quota
 // is asked: no usable ClusterQueue, or a stop policy holding its queue.
 func (s *Scheduler) queueBlock(e *entry) (plan.Rejection, bool) {
-	r := plan.Rejection{Workload: e.w.ID(), ClusterQueue: e.res.ClusterQueue, Layer: plan.LayerAdmission}
+	r := plan.Rejection{Workload: e.id, ClusterQueue: e.res.ClusterQueue, Layer: plan.LayerAdmission}
 	if !e.res.OK() {
 		r.Reason, r.Details = string(e.res.Code), []string{e.res.Message}
 		return r, true

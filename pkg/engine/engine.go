@@ -129,4 +129,8 @@ type Input struct {
 	// workload (TieBreak) instead of drawing from Rand: the scheduler sets it so that
 	// decisions do not depend on how many cycles ran before.
 	TieSeed *int64
+	// Followers, when set, hands in parked members of equivalence classes while the
+	// cycle runs, each once the member before it took a step a NoFit did not end
+	// (followers.go). Nil: the cycle visits Pending only.
+	Followers Followers
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
 // Equivalent workloads are answered once per cycle. Admission's flavor assignment is a
@@ -152,6 +153,12 @@ func (c *cycle) outcomeKeyOf(p Pending) (outcomeKey, bool) {
 	}
 	return outcomeKey{class: class, holds: holds, version: c.quotaVersion,
 		slotsFull: !c.e.cfg.Reservations || len(c.out.Reservations) >= c.e.cfg.reservationDepth()}, true
+}
+
+// classOutcome is a rejection kept for a class, and whether admission's NoFit ended it.
+type classOutcome struct {
+	r     plan.Rejection
+	noFit bool
 }
 
 // ClassKey names an equivalence class: ClusterQueue, shape and priority.

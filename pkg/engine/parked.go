@@ -10,11 +10,14 @@ type parkedIndex struct {
 	byKind map[Park]map[api.WorkloadID]*entry
 	byCQ   map[string]map[api.WorkloadID]*entry
 	byRoot map[string]map[api.WorkloadID]*entry
+	// quotaByRoot are the ParkedQuota ones by cohort tree and class: a quota wake asks
+	// admission once per class and touches the members of the classes that may fit only.
+	quotaByRoot map[string]map[string]map[api.WorkloadID]*entry
 }
 
 func newParkedIndex() parkedIndex {
 	return parkedIndex{byKind: map[Park]map[api.WorkloadID]*entry{}, byCQ: map[string]map[api.WorkloadID]*entry{},
-		byRoot: map[string]map[api.WorkloadID]*entry{}}
+		byRoot: map[string]map[api.WorkloadID]*entry{}, quotaByRoot: map[string]map[string]map[api.WorkloadID]*entry{}}
 }
 
 // setPark moves e to park kind k (NotParked removes it from the index).
@@ -22,11 +25,14 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	if e.park == k {
 		return
 	}
-	id, cq := e.w.ID(), e.res.ClusterQueue
+	id, cq := e.id, e.res.ClusterQueue
 	if e.park != NotParked && e.park != ParkedReserved {
 		delete(s.parked.byKind[e.park], id)
 		delete(s.parked.byCQ[cq], id)
 		delete(s.parked.byRoot[e.root], id)
+		if e.park == ParkedQuota {
+			s.unindexQuota(e, id)
+		}
 	}
 	e.park = k
 	if e.phase == phasePending {
@@ -38,6 +44,24 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	add(s.parked.byKind, k, id, e)
 	add(s.parked.byCQ, cq, id, e)
 	add(s.parked.byRoot, e.root, id, e)
+	if k == ParkedQuota {
+		classes := s.parked.quotaByRoot[e.root]
+		if classes == nil {
+			classes = map[string]map[api.WorkloadID]*entry{}
+			s.parked.quotaByRoot[e.root] = classes
+		}
+		add(classes, e.class, id, e)
+	}
+}
+
+// unindexQuota drops e from the quota index (empty sets go, so wakes do not walk them).
+func (s *Scheduler) unindexQuota(e *entry, id api.WorkloadID) {
+	classes := s.parked.quotaByRoot[e.root]
+	members := classes[e.class]
+	delete(members, id)
+	if len(members) == 0 {
+		delete(classes, e.class)
+	}
 }
 
 func add[K comparable](m map[K]map[api.WorkloadID]*entry, k K, id api.WorkloadID, e *entry) {
@@ -49,16 +73,21 @@ func add[K comparable](m map[K]map[api.WorkloadID]*entry, k K, id api.WorkloadID
 	set[id] = e
 }
 
-// wakeSet wakes the entries of set that match (nil match: all). StrictFIFO queues wake
-// whole: a head never runs without its followers behind it.
+// wakeSet wakes the entries of set that match (nil match: all).
 func (s *Scheduler) wakeSet(set map[api.WorkloadID]*entry, match func(*entry) bool) {
-	var strict map[string]bool
 	var woken []*entry
 	for _, e := range set {
 		if match == nil || match(e) {
 			woken = append(woken, e)
 		}
 	}
+	s.wakeEntries(woken)
+}
+
+// wakeEntries wakes the given entries. StrictFIFO queues wake whole: a head never runs
+// without its followers behind it.
+func (s *Scheduler) wakeEntries(woken []*entry) {
+	var strict map[string]bool
 	for _, e := range woken {
 		if e.strategy == api.StrictFIFO {
 			if strict == nil {

@@ -130,11 +130,14 @@ func (s *Scheduler) wakeForNodes() {
 	s.wakeSet(s.parked.byKind[ParkedNodes], nil)
 }
 
-// capacityFreed wakes what a workload leaving ClusterQueue cq may help: quota in its
-// cohort tree, and GPUs on its nodes.
+// capacityFreed records what a workload leaving ClusterQueue cq may help: quota in its
+// cohort tree and GPUs on its nodes; the wakes run at the next cycle (wakeForCapacity).
 func (s *Scheduler) capacityFreed(cq string) {
-	s.wakeForNodes()
-	s.wakeSet(s.parked.byRoot[s.rootOf(cq)], func(e *entry) bool { return e.park == ParkedQuota })
+	s.freed = true
+	if s.freedRoots == nil {
+		s.freedRoots = map[string]bool{}
+	}
+	s.freedRoots[s.rootOf(cq)] = true
 }
 
 // admittedWakes handles the one case where an admission helps others: with preemption
@@ -154,6 +157,7 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 		byRoot[v.root][v.res.ClusterQueue] = append(byRoot[v.root][v.res.ClusterQueue], v)
 		counts[v.root]++
 	}
+	s.wakeNodePreemptors(victims)
 	for root, byCQ := range byRoot {
 		total := counts[root]
 		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool {
@@ -168,6 +172,20 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 			return s.mayPreempt(e, byCQ[e.res.ClusterQueue], total)
 		})
 	}
+}
+
+// wakeNodePreemptors wakes the node-parked workloads that may preempt on the nodes
+// (placement's victims cross queues and cohorts) and are not below the newcomers'
+// lowest priority: a newcomer may be a victim that makes room for them. (A
+// lower-priority preemptor admitted first, its victims having left, is one.)
+func (s *Scheduler) wakeNodePreemptors(victims []*entry) {
+	lowest := victims[0].w.Priority
+	for _, v := range victims[1:] {
+		lowest = min(lowest, v.w.Priority)
+	}
+	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
+		return e.w.Priority >= lowest && s.preemptsOnNodes(e)
+	})
 }
 
 // mayPreempt reads the preemptor's ClusterQueue policy through the one rule admission

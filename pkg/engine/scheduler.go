@@ -49,9 +49,16 @@ type Scheduler struct {
 	cycles      int64
 	considered  int64 // pending workloads handed to cycles (what parking saves)
 	retryAll    bool
-	rng         *rand.Rand
-	seed        int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
-	parked      parkedIndex
+	// freed is set when a workload left since the last cycle: the capacity wake it
+	// causes runs at the next cycle, against the cluster as it is then.
+	freed      bool
+	freedRoots map[string]bool // cohort trees where quota was freed since the last cycle
+	// chains are the parked members of followable classes behind a woken first member,
+	// for this cycle's Followers (chains.go).
+	chains map[string][]*entry
+	rng    *rand.Rand
+	seed   int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
+	parked parkedIndex
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
 	lqUsage *admission.LocalQueueUsage
 	// reservedBefore are the reservations held when the last cycle ran: Committed
@@ -71,7 +78,7 @@ const (
 
 // setPhase moves e to phase p, keeping the active, running and leaving sets.
 func (s *Scheduler) setPhase(e *entry, p phase) {
-	id := e.w.ID()
+	id := e.id
 	delete(s.active, id)
 	delete(s.running, id)
 	delete(s.leaving, id)
@@ -89,8 +96,12 @@ func (s *Scheduler) setPhase(e *entry, p phase) {
 // entry is the scheduler's record of one workload.
 type entry struct {
 	w     *api.Workload
-	shape string // ShapeKey(w), computed once
-	class string // ClassKey of its ClusterQueue, shape and priority, computed once
+	id    api.WorkloadID // w.ID(), kept: every index is keyed by it
+	shape string         // ShapeKey(w), computed once
+	// gpuNeeds is its whole-GPU pod needs for capacity wakes (capacity_wake.go); nil
+	// when those do not apply.
+	gpuNeeds []podNeed
+	class    string // ClassKey of its ClusterQueue, shape and priority, computed once
 	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
 	// every parked workload).
 	policy   api.Preemption
@@ -136,7 +147,7 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	if _, dup := s.wls[id]; dup {
 		return fmt.Errorf("engine: submit: workload %s is known already", id)
 	}
-	e := &entry{w: w, shape: ShapeKey(w), res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
+	e := &entry{w: w, id: id, shape: ShapeKey(w), gpuNeeds: gpuPodNeeds(w), res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
 	e.root = s.rootOf(e.res.ClusterQueue)
 	e.class = ClassKey(e.res.ClusterQueue, e.shape, w.Priority)
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/gantry-sched/gantry/pkg/admission"
+	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/resources"
+)
+
+// A workload the nodes refused waits for capacity. When a workload ends, its GPUs come
+// back on a few nodes; most node-parked gangs still cannot fit in what is free, and
+// trying them again costs a visit each (at 10,000 pending, the bulk of a cycle). So the
+// wake a finish causes is deferred to the next cycle and checks, for each such gang, a
+// necessary condition on the free whole GPUs of the cluster as it is then: its pods of
+// g GPUs each could be hosted at all (a node with f free GPUs hosts at most f/g of them).
+// A gang that fails it would fail placement too, so leaving it parked changes no
+// decision; capacity only comes back through events, which wake it again.
+//
+// The condition is skipped (the workload wakes as before) when it could take a step
+// that does not need free GPUs: it may preempt on the nodes or for quota (freed
+// capacity lowers the victims it needs), or it has no whole-GPU pod set to check, or a
+// MinMember gang (any subset of its pods may do).
+
+// podNeed is one pod set's whole-GPU need: pods of gpus whole GPUs each.
+type podNeed struct{ gpus, pods int64 }
+
+// gpuPodNeeds is w's whole-GPU needs, nil when the condition does not apply to it.
+func gpuPodNeeds(w *api.Workload) []podNeed {
+	if w.MinMember > 0 {
+		return nil
+	}
+	var out []podNeed
+	for _, ps := range w.PodSets {
+		if g := int64(ps.Requests[resources.NvidiaGPU]); g > 0 && ps.GangCount() > 0 {
+			out = append(out, podNeed{gpus: g, pods: int64(ps.GangCount())})
+		}
+	}
+	return out
+}
+
+// freeGPUView answers the condition over one overlay, counting each threshold once.
+type freeGPUView struct {
+	ov    *cluster.Overlay
+	set   cluster.NodeSet
+	nodes map[int64]int64 // k -> nodes with at least k free whole GPUs
+}
+
+func newFreeGPUView(snap *cluster.Snapshot) *freeGPUView {
+	return &freeGPUView{ov: snap.Overlay(), nodes: map[int64]int64{}}
+}
+
+func (v *freeGPUView) nodesWith(k int64) int64 {
+	if n, ok := v.nodes[k]; ok {
+		return n
+	}
+	v.ov.FreeAtLeast(&v.set, resources.NvidiaGPU, k, nil)
+	n := int64(v.set.Len())
+	v.nodes[k] = n
+	return n
+}
+
+// hostable reports whether the free GPUs could host want pods of g GPUs:
+// sum over j >= 1 of the nodes with at least j*g free, stopping once want is reached.
+func (v *freeGPUView) hostable(g, want int64) bool {
+	var got int64
+	for j := int64(1); got < want; j++ {
+		n := v.nodesWith(j * g)
+		if n == 0 {
+			return false
+		}
+		got += n
+	}
+	return true
+}
+
+// mayFit is the necessary condition for needs: each pod set could be hosted on its own,
+// and all of them together within the total free GPUs.
+func (v *freeGPUView) mayFit(needs []podNeed) bool {
+	var total int64
+	for _, n := range needs {
+		if !v.hostable(n.gpus, n.pods) {
+			return false
+		}
+		total += n.gpus * n.pods
+	}
+	return len(needs) < 2 || v.hostable(1, total)
+}
+
+// The same holds for quota: a workload admission refused waits for quota freed in its
+// cohort tree, and a finish usually frees too little for most of them. One pod set's
+// flavor answer only gets worse as usage grows within a cycle (equivalence.go), so one
+// that gets NoFit from the quota as the cycle starts gets it at its turn too: it stays
+// parked. The answer is asked once per class (ClusterQueue and shape), as a cycle does.
+
+// wakeForCapacity runs the wakes that workloads leaving since the last cycle cause, by
+// the conditions above, over the cluster and quota the cycle is about to use.
+func (s *Scheduler) wakeForCapacity(w World) {
+	roots := s.freedRoots
+	s.freed, s.freedRoots = false, nil
+	for root := range roots {
+		s.wakeQuotaParked(root, w.Quota)
+	}
+	if w.Cluster == nil {
+		s.wakeForNodes()
+		return
+	}
+	v := newFreeGPUView(w.Cluster)
+	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
+		return e.gpuNeeds == nil || preempts(e.policy) || s.preemptsOnNodes(e) || v.mayFit(e.gpuNeeds)
+	})
+}
+
+// wakeQuotaParked wakes the workloads admission refused in cohort tree root that quota
+// may admit now, asking admission once per class. Of a class that the cycle can follow
+// (followers.go) only the first member wakes; the rest wait in s.chains for the cycle.
+func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
+	var woken []*entry
+	fits := map[quotaClass]bool{}
+	for class, members := range s.parked.quotaByRoot[root] {
+		var first *entry
+		for _, e := range members {
+			first = e
+			break
+		}
+		if !s.mayGetQuota(first, q, fits) {
+			continue
+		}
+		var chain []*entry
+		for _, e := range members {
+			if s.followable(e) {
+				chain = append(chain, e)
+			} else {
+				woken = append(woken, e)
+			}
+		}
+		if len(chain) == 0 {
+			continue
+		}
+		sort.Slice(chain, func(i, j int) bool { return classBefore(chain[i], chain[j]) })
+		woken = append(woken, chain[0])
+		if len(chain) > 1 {
+			if s.chains == nil {
+				s.chains = map[string][]*entry{}
+			}
+			s.chains[class] = chain[1:]
+		}
+	}
+	s.wakeEntries(woken)
+}
+
+// preemptsOnNodes reports whether the cycle may look for victims on the nodes for e.
+func (s *Scheduler) preemptsOnNodes(e *entry) bool {
+	if !s.eng.cfg.Preemption {
+		return false
+	}
+	np, ok := s.eng.placer.(nodePreempter)
+	return !ok || np.Preempts(e.res.ClusterQueue)
+}
+
+// mayGetQuota reports whether quota may now admit the members of e's class (all of
+// one ClusterQueue and shape): not when admission answers NoFit to a one-pod-set
+// workload of a queue that does not preempt.
+// Priority does not enter admission's answer, so it is asked once per quotaClass.
+func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[quotaClass]bool) bool {
+	if q == nil || len(e.w.PodSets) != 1 || preempts(e.policy) || !e.res.OK() {
+		return true
+	}
+	k := quotaClass{cq: e.res.ClusterQueue, shape: e.shape}
+	fit, ok := memo[k]
+	if !ok {
+		fit = q.Assign(e.w, e.res.ClusterQueue).Mode != admission.NoFit
+		memo[k] = fit
+	}
+	return fit
+}
+
+// quotaClass is what admission's answer depends on: ClusterQueue and shape.
+type quotaClass struct{ cq, shape string }
