@@ -65,13 +65,13 @@ func TestTaintedFlavorIsSkippedWithReason(t *testing.T) {
 		MakeClusterQueue("a").ResourceGroup(
 			MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
 			MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
-	m := newManager(t, objs, Options{})
-	a := m.Assign(MakeWorkload("ns-a", "w").Request(gpu, "1").Obj())
+	m := newAdmitter(t, objs, Options{})
+	a := m.assign(MakeWorkload("ns-a", "w").Request(gpu, "1").Obj())
 	if a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Code != NoFlavorMatches {
 		t.Fatalf("got %s, tried %+v; want ondemand after spot is refused for its taint", a.PodSets[0].Flavor(gpu), a.PodSets[0].Tried)
 	}
 	tol := MakeWorkload("ns-a", "t").Request(gpu, "1").Toleration("spot", "true", corev1.TaintEffectNoSchedule).Obj()
-	if f := m.Assign(tol).PodSets[0].Flavor(gpu); f != "spot" {
+	if f := m.assign(tol).PodSets[0].Flavor(gpu); f != "spot" {
 		t.Fatalf("tolerating workload got %s, want spot", f)
 	}
 	only := MakeWorkload("ns-a", "o").Request(gpu, "1").NodeSelector("missing", "x").Obj()
@@ -79,7 +79,7 @@ func TestTaintedFlavorIsSkippedWithReason(t *testing.T) {
 		{Key: "missing", Operator: corev1.NodeSelectorOpDoesNotExist}}}}}
 	objs2 := MakeObjects().Flavors(MakeFlavor("f").Label("missing", "x").Obj()).ClusterQueues(
 		MakeClusterQueue("a").ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "8").Obj()).Obj()).Obj()
-	if a := newManager(t, objs2, Options{}).Assign(only); a.Code != NoFlavorMatches {
+	if a := newAdmitter(t, objs2, Options{}).assign(only); a.Code != NoFlavorMatches {
 		t.Fatalf("code %s, want NoFlavorMatches", a.Code)
 	}
 }
@@ -89,11 +89,11 @@ func TestPodSetsShareQuota(t *testing.T) {
 		MakeClusterQueue("a").ResourceGroup(
 			MakeFlavorQuotas("h100").Resource(gpu, "8").Resource("cpu", "64").Obj(),
 			MakeFlavorQuotas("a100").Resource(gpu, "8").Resource("cpu", "64").Obj()).Obj()).Obj()
-	m := newManager(t, objs, Options{})
+	m := newAdmitter(t, objs, Options{})
 	// The launcher takes h100; the workers no longer fit there and go to a100.
 	w := MakeWorkload("ns-a", "mpi").PodSet("launcher", 1).Request(gpu, "4").Request("cpu", "2").
 		PodSet("workers", 2).Request(gpu, "4").Request("cpu", "8").Obj()
-	a := m.Assign(w)
+	a := m.assign(w)
 	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "h100" || a.PodSets[1].Flavor(gpu) != "a100" {
 		t.Fatalf("got %s: %s", a.Mode, a)
 	}
@@ -134,8 +134,8 @@ func TestGPUFormsCountIntoCommonUnit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newManager(t, objs, Options{})
-			a := m.Assign(tt.wl)
+			m := newAdmitter(t, objs, Options{})
+			a := m.assign(tt.wl)
 			if !a.Fits() {
 				t.Fatalf("%s: %s", a.Mode, a.Message)
 			}
@@ -161,13 +161,13 @@ func TestExplanationNamesCohortAndQuota(t *testing.T) {
 			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "128").Obj()).Obj(),
 		MakeClusterQueue("b").Cohort("global").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
+	m := newAdmitter(t, objs, Options{})
 	for i := 0; i < 31; i++ {
 		w := MakeWorkload("ns-a", "w").Request(gpu, "4").Obj()
 		w.Name = w.Name + string(rune('a'+i))
 		mustAdmit(t, m, w, Fit)
 	}
-	a := m.Assign(MakeWorkload("ns-a", "big").Request(gpu, "8").Obj())
+	a := m.assign(MakeWorkload("ns-a", "big").Request(gpu, "8").Obj())
 	want := "needs 8 nvidia.com/gpu in flavor h100, 4 free of nominal 128, cannot borrow: cohort global has 0 unused"
 	if a.Mode != Preempt || a.PodSets[0].Tried[0].Reasons[0] != want {
 		t.Fatalf("mode %s, reason %q; want Preempt, %q", a.Mode, a.PodSets[0].Tried[0].Reasons, want)
@@ -176,10 +176,10 @@ func TestExplanationNamesCohortAndQuota(t *testing.T) {
 
 func TestAdmitRechecksQuota(t *testing.T) {
 	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
-	m := newManager(t, objs, Options{})
+	m := newAdmitter(t, objs, Options{})
 	w1 := MakeWorkload("ns-a", "w1").Request(gpu, "6").Obj()
 	w2 := MakeWorkload("ns-a", "w2").Request(gpu, "6").Obj()
-	a1, a2 := m.Assign(w1), m.Assign(w2) // both computed on the empty queue
+	a1, a2 := m.assign(w1), m.assign(w2) // both computed on the empty queue
 	if err := m.Admit(w1, a1); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestAdmitRechecksQuota(t *testing.T) {
 	if err := m.Admit(w1, a1); err == nil {
 		t.Fatal("double admission accepted")
 	}
-	if err := m.Quota().Release("ns-a/none"); err == nil {
+	if err := m.Quota.Release("ns-a/none"); err == nil {
 		t.Fatal("release of an unknown workload accepted")
 	}
 }
@@ -216,13 +216,13 @@ func TestNewQuotaErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewManager(tt.objs, Options{})
+			_, err := NewQuota(tt.objs, Options{})
 			if err == nil || !contains1(err.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := NewManager(&api.Objects{}, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: []FairStrategy{"Bogus"}}}); err == nil {
+	if _, err := NewQuota(&api.Objects{}, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: []FairStrategy{"Bogus"}}}); err == nil {
 		t.Fatal("unknown fair sharing strategy accepted")
 	}
 }
@@ -239,11 +239,11 @@ func contains1(s, sub string) bool {
 func TestExcludedResourcesAreIgnored(t *testing.T) {
 	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
 	w := MakeWorkload("ns-a", "w").Request(gpu, "1").Request(resources.EphemeralStorage, "10Gi").Obj()
-	if a := newManager(t, objs, Options{}).Assign(w); a.Code != ResourceNotCovered {
+	if a := newAdmitter(t, objs, Options{}).assign(w); a.Code != ResourceNotCovered {
 		t.Fatalf("without exclusion: %s, want ResourceNotCovered", a.Code)
 	}
-	m := newManager(t, objs, Options{ExcludeResourcePrefixes: []string{"ephemeral-"}})
-	if a := m.Assign(w); a.Mode != Fit {
+	m := newAdmitter(t, objs, Options{ExcludeResourcePrefixes: []string{"ephemeral-"}})
+	if a := m.assign(w); a.Mode != Fit {
 		t.Fatalf("with exclusion: %s (%s), want Fit", a.Mode, a.Message)
 	}
 }
@@ -253,13 +253,34 @@ func TestAssignWithoutExcludedFlavors(t *testing.T) {
 		MakeClusterQueue("a").ResourceGroup(
 			MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
 			MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
-	m := newManager(t, objs, Options{})
+	m := newAdmitter(t, objs, Options{})
 	w := MakeWorkload("ns-a", "w").Request(gpu, "2").Obj()
-	a := m.Quota().AssignWithout(w, "a", map[string]bool{"spot": true})
+	a := m.Quota.AssignWithout(w, "a", map[string]bool{"spot": true})
 	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Reasons[0] != "excluded by the caller" {
 		t.Fatalf("got %s, tried %+v; want ondemand with spot excluded", a, a.PodSets[0].Tried)
 	}
-	if a := m.Quota().AssignWithout(w, "a", map[string]bool{"spot": true, "ondemand": true}); a.Code != NoFlavorMatches {
+	if a := m.Quota.AssignWithout(w, "a", map[string]bool{"spot": true, "ondemand": true}); a.Code != NoFlavorMatches {
 		t.Fatalf("all excluded: %s, want NoFlavorMatches", a.Code)
+	}
+}
+
+// Quota's own refusals of a workload it cannot rate, after the queue has resolved.
+func TestAssignRefusesWhatItCannotRate(t *testing.T) {
+	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
+	tests := []struct {
+		name string
+		wl   *api.Workload
+		want ReasonCode
+	}{
+		{"resource no group covers", MakeWorkload("ns-a", "w").Request(gpu, "1").Request("cpu", "4").Obj(), ResourceNotCovered},
+		{"no pod sets", &api.Workload{Meta: api.Meta{Name: "w", Namespace: "ns-a"}, Queue: "lq"}, InvalidWorkload},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if a := m.assign(tt.wl); a.Mode != NoFit || a.Code != tt.want {
+				t.Fatalf("assign %s/%s (%s), want NoFit/%s", a.Mode, a.Code, a.Message, tt.want)
+			}
+		})
 	}
 }

@@ -29,12 +29,12 @@ func TestFairSharingPreemption(t *testing.T) {
 				MakeClusterQueue("b").Cohort("c").Weight(tt.weightB).Preemption(api.PreemptNever, api.PreemptAny).
 					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: tt.strategies}})
+			m := newAdmitter(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: tt.strategies}})
 			for i, name := range []string{"a1", "a2", "a3"} {
 				mustAdmit(t, m, MakeWorkload("ns-a", name).CreatedAt(i).Request(gpu, "2").Obj(), Borrow)
 			}
 			p := MakeWorkload("ns-b", "p").Request(gpu, "4").Obj()
-			a := m.Assign(p)
+			a := m.assign(p)
 			if a.Mode != Preempt {
 				t.Fatalf("mode %s, want Preempt", a.Mode)
 			}
@@ -62,11 +62,11 @@ func TestFairSharingRefusesUnstableVictimSets(t *testing.T) {
 			MakeClusterQueue("b").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).Weight(2000).
 				ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "3").Obj()).Obj(),
 		).Obj()
-	m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
+	m := newAdmitter(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
 	mustAdmit(t, m, MakeWorkload("ns-a", "w1").Request(gpu, "3").Obj(), Borrow)
 	mustAdmit(t, m, MakeWorkload("ns-a", "w2").Request(gpu, "1").Obj(), Borrow)
 	w3 := MakeWorkload("ns-b", "w3").Request(gpu, "7").Obj()
-	a := m.Assign(w3)
+	a := m.assign(w3)
 	if res := m.FindVictims(w3, a, nil); len(res.Victims) != 0 || res.Code != WaitingForQuota {
 		t.Fatalf("victims %v (%s), want none: w2 could preempt w3 back", victimIDs(res), res.Code)
 	}
@@ -92,12 +92,12 @@ func TestShare(t *testing.T) {
 				MakeClusterQueue("lender").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
 				MakeClusterQueue("a").Cohort("c").Weight(tt.weight).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{})
+			m := newAdmitter(t, objs, Options{})
 			n := amt(gpu, tt.borrow) + 4
 			w := MakeWorkload("ns-a", "w").Request(gpu, "1").Obj()
 			w.PodSets[0].Count = int32(n)
 			mustAdmit(t, m, w, map[bool]Mode{true: Fit, false: Borrow}[tt.borrow == "0"])
-			if got := m.Quota().Share("a"); got != tt.want {
+			if got := m.Quota.Share("a"); got != tt.want {
 				t.Fatalf("share %d, want %d", got, tt.want)
 			}
 		})

@@ -11,7 +11,7 @@ import (
 
 // world is a random cohort tree of one flavor and one resource, with its workloads.
 type world struct {
-	m    *Manager
+	m    *admitter
 	objs *api.Objects // what m was built from
 	opts Options
 	cqs  []string
@@ -67,11 +67,7 @@ func genWorld(t *rapid.T) *world {
 	}
 	objs := MakeObjects().Flavors(MakeFlavor("f").Obj()).Cohorts(cohorts...).ClusterQueues(cqs...).Obj()
 	opts := Options{FairSharing: FairSharingConfig{Enabled: rapid.Bool().Draw(t, "fairSharing")}}
-	m, err := NewManager(objs, opts)
-	if err != nil {
-		t.Fatalf("NewManager: %v", err)
-	}
-	w := &world{m: m, wls: map[api.WorkloadID]*api.Workload{}, objs: objs, opts: opts}
+	w := &world{m: newAdmitter(t, objs, opts), wls: map[api.WorkloadID]*api.Workload{}, objs: objs, opts: opts}
 	for _, cq := range cqs {
 		w.cqs = append(w.cqs, cq.Name)
 	}
@@ -89,7 +85,7 @@ func (w *world) submit(t *rapid.T) (*api.Workload, []api.WorkloadID) {
 }
 
 func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
-	a := w.m.Assign(wl)
+	a := w.m.assign(wl)
 	switch {
 	case a.Fits():
 		if err := w.m.Admit(wl, a); err != nil {
@@ -107,7 +103,7 @@ func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
 		return nil
 	}
 	// Valid only if the preemptor fits once the victims are gone: check on a clone first.
-	what := w.m.Quota().Clone()
+	what := w.m.Quota.Clone()
 	for _, v := range res.Victims {
 		if err := what.Release(v.Workload); err != nil {
 			t.Fatalf("victim %s: %v", v.Workload, err)
@@ -121,7 +117,7 @@ func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
 			t.Fatal(err)
 		}
 	}
-	a = w.m.Assign(wl)
+	a = w.m.assign(wl)
 	if err := w.m.Admit(wl, a); err != nil {
 		t.Fatalf("Admit after preemption: %v", err)
 	}
@@ -131,7 +127,7 @@ func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
 // checkInvariants: no queue above nominal + borrowing limit or above what it could ever
 // get, no cohort lending more than it has, usage = sum of the admitted workloads.
 func (w *world) checkInvariants(t *rapid.T) {
-	q := w.m.Quota()
+	q := w.m.Quota
 	sum := map[string]resources.Amount{}
 	for _, a := range q.AdmittedWorkloads() {
 		for _, u := range a.Usage {
@@ -169,7 +165,7 @@ func TestPropertyQuotaInvariants(t *testing.T) {
 		w := genWorld(t)
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
-			adm := w.m.Quota().AdmittedWorkloads()
+			adm := w.m.Quota.AdmittedWorkloads()
 			if len(adm) > 0 && rapid.IntRange(0, 3).Draw(t, "op") == 0 {
 				v := rapid.SampledFrom(adm).Draw(t, "finish")
 				if err := w.m.Release(v.ID); err != nil {
@@ -195,7 +191,7 @@ func TestNoPreemptionCycles(t *testing.T) {
 			preemptions += len(victims)
 			for _, vid := range victims {
 				v := *w.wls[vid]
-				a := w.m.Assign(&v)
+				a := w.m.assign(&v)
 				if a.Mode != Preempt {
 					continue
 				}

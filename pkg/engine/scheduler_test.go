@@ -36,6 +36,21 @@ func schedWorld(t *testing.T, drained api.StopPolicy) (*api.Objects, *cluster.Sn
 	return objs, snap
 }
 
+// buildWithQuota wires the scheduler from objs, with the empty admitted-quota tree a
+// driver starts from.
+func buildWithQuota(t *testing.T, objs *api.Objects) (*Scheduler, *admission.Quota) {
+	t.Helper()
+	s, err := Build(objs, DefaultPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota, err := admission.NewQuota(objs, admission.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, quota
+}
+
 func gpuJob(name, lq string, gpus int64) *api.Workload {
 	return &api.Workload{Meta: api.Meta{Namespace: "ns", Name: name, Created: t0}, Queue: lq,
 		PodSets: []api.PodSet{{Name: "main", Count: 1, Requests: resources.Vector{resources.NvidiaGPU: resources.Amount(gpus)}}}}
@@ -45,14 +60,7 @@ func gpuJob(name, lq string, gpus int64) *api.Workload {
 // the next cycle; one of an open LocalQueue of the same ClusterQueue is not.
 func TestSchedulerDrainsLocalQueue(t *testing.T) {
 	objs, snap := schedWorld(t, api.StopHoldAndDrain)
-	s, err := Build(objs, DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota, err := admission.NewQuota(objs, admission.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, quota := buildWithQuota(t, objs)
 	for _, w := range []*api.Workload{gpuJob("a", "open", 1), gpuJob("b", "drained", 1)} {
 		if err := s.Submit(w, t0, time.Hour); err != nil {
 			t.Fatal(err)
@@ -73,11 +81,7 @@ func TestSchedulerDrainsLocalQueue(t *testing.T) {
 // submit of the same workload twice is an error.
 func TestSchedulerParksHeldQueues(t *testing.T) {
 	objs, snap := schedWorld(t, api.StopHold)
-	s, err := Build(objs, DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota, _ := admission.NewQuota(objs, admission.Options{})
+	s, quota := buildWithQuota(t, objs)
 	w := gpuJob("held", "drained", 1)
 	if err := s.Submit(w, t0, 0); err != nil {
 		t.Fatal(err)
@@ -99,5 +103,29 @@ func TestSchedulerParksHeldQueues(t *testing.T) {
 	}
 	if _, considered := s.Stats(); considered != 0 {
 		t.Errorf("%d pending handed to the engine, want 0 (the queue layer answered)", considered)
+	}
+}
+
+// A ClusterQueue whose stop policy is HoldAndDrain admits nothing (a newcomer is held)
+// and the next cycle evicts what it runs.
+func TestSchedulerDrainsClusterQueue(t *testing.T) {
+	objs, snap := schedWorld(t, "")
+	objs.ClusterQueues[0].StopPolicy = api.StopHoldAndDrain
+	s, quota := buildWithQuota(t, objs)
+	running := gpuJob("running", "open", 1)
+	if err := s.Submit(running, t0, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	s.Started(running.ID(), t0)
+	if err := s.Submit(gpuJob("new", "open", 1), t0, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Cycle(World{Now: t0.Add(time.Minute), Cluster: snap, Quota: quota,
+		Running: []placement.Running{{ID: "ns/running", Queue: "cq", StartedAt: t0}}})
+	if len(p.Evictions) != 1 || p.Evictions[0].Workload != "ns/running" || p.Evictions[0].Reason != "ClusterQueue cq has stop policy HoldAndDrain" {
+		t.Fatalf("evictions %+v, want ns/running for the ClusterQueue's stop policy", p.Evictions)
+	}
+	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Workload != "ns/new" || p.Rejections[0].Reason != string(admission.QueueHeld) {
+		t.Fatalf("admissions %+v, rejections %+v; want ns/new held", p.Admissions, p.Rejections)
 	}
 }
