@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -14,24 +16,24 @@ import (
 func benchAdmitter(b *testing.B, fair bool) (*admitter, []*api.Workload) {
 	b.Helper()
 	rng := rand.New(rand.NewSource(1))
-	ob := MakeObjects().Flavors(MakeFlavor("h100").Obj(), MakeFlavor("a100").Obj())
+	ob := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj(), gt.MakeFlavor("a100").Obj())
 	for i := 0; i < 1000; i++ {
-		ob.ClusterQueues(MakeClusterQueue(fmt.Sprintf("cq%04d", i)).Cohort(fmt.Sprintf("cohort%d", i%10)).
+		ob.ClusterQueues(gt.MakeClusterQueue(fmt.Sprintf("cq%04d", i)).Cohort(fmt.Sprintf("cohort%d", i%10)).
 			Preemption(api.PreemptLowerPriority, api.PreemptAny).ResourceGroup(
-			MakeFlavorQuotas("h100").Resource(gpu, "16").Obj(),
-			MakeFlavorQuotas("a100").Resource(gpu, "16").Obj()).Obj())
+			gt.MakeFlavorQuotas("h100").Resource(gpu, "16").Obj(),
+			gt.MakeFlavorQuotas("a100").Resource(gpu, "16").Obj()).Obj())
 	}
 	m := newAdmitter(b, ob.Obj(), Options{FairSharing: FairSharingConfig{Enabled: fair}})
 	var pending []*api.Workload
 	for i := 0; i < 1000; i++ {
 		ns := fmt.Sprintf("ns-cq%04d", i)
 		for j := 0; j < 4; j++ {
-			wl := MakeWorkload(ns, fmt.Sprintf("run%d", j)).Request(gpu, "8").Obj()
+			wl := gt.MakeWorkload(ns, fmt.Sprintf("run%d", j)).Request(gpu, "8").Obj()
 			if err := m.Admit(wl, m.assign(wl)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		pending = append(pending, MakeWorkload(ns, "w").Priority(int32(rng.Intn(4))).CreatedAt(rng.Intn(10000)).
+		pending = append(pending, gt.MakeWorkload(ns, "w").Priority(int32(rng.Intn(4))).Created(time.Duration(rng.Intn(10000))*time.Second).
 			Request(gpu, fmt.Sprint(1+rng.Intn(8))).Obj())
 	}
 	return m, pending

@@ -4,8 +4,13 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
+
+// gpu is the resource most quotas here are written on.
+const gpu = resources.NvidiaGPU
 
 // admitter does with admission what the engine's cycle does for one workload: resolve
 // its LocalQueue (Resolver), rate it against the live quota tree (Quota.Assign) and, once
@@ -81,6 +86,6 @@ func sameIDs(a, b []api.WorkloadID) bool {
 func durationNS(n int64) time.Duration { return time.Duration(n) }
 
 // gpuCQ is a ClusterQueue with 8 GPUs of flavor h100.
-func gpuCQ(name string) *cqBuilder {
-	return MakeClusterQueue(name).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj())
+func gpuCQ(name string) *gt.ClusterQueueWrapper {
+	return gt.MakeClusterQueue(name).ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj())
 }

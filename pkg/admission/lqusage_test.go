@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -12,9 +13,9 @@ import (
 // LocalQueues team/<name> for each name.
 func teamQueues(t *testing.T, halfLife time.Duration, names ...string) *Resolver {
 	t.Helper()
-	ob := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").AdmissionFairSharing(halfLife).Obj())
+	ob := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").AdmissionFairSharing(halfLife).Obj())
 	for _, n := range names {
-		ob.LocalQueues(MakeLocalQueue("team", n, "a").Obj())
+		ob.LocalQueues(gt.MakeLocalQueue("team", n, "a").Obj())
 	}
 	return newAdmitter(t, ob.Obj(), Options{}).res
 }
@@ -36,14 +37,14 @@ func TestLocalQueueUsagePenaltyDecayAndGrowth(t *testing.T) {
 	if !u.Enabled("a") {
 		t.Fatal("ClusterQueue a enables admission fair sharing")
 	}
-	u.Tick(t0, holding(nil))
+	u.Tick(gt.Epoch(), holding(nil))
 	u.Admitted("a", "team/heavy", 4000)
 	// The entry penalty charges one hour of 4 GPUs at once.
 	const hour4 = 4000 * 3600
 	if got := u.Usage("team/heavy"); got != hour4 {
 		t.Fatalf("heavy usage %d after admission, want the penalty %d", got, hour4)
 	}
-	u.Tick(t0.Add(time.Hour), holding(map[string]resources.MilliGPU{"team/heavy": 4000}))
+	u.Tick(gt.Epoch().Add(time.Hour), holding(map[string]resources.MilliGPU{"team/heavy": 4000}))
 	// The penalty halved by one half-life, plus one hour of 4 GPUs.
 	if got := u.Usage("team/heavy"); got != hour4/2+hour4 {
 		t.Fatalf("heavy usage %d, want %d", got, hour4/2+hour4)
@@ -75,10 +76,10 @@ func TestAdmissionPenaltyAlternatesLocalQueues(t *testing.T) {
 // nothing to rounding.
 func TestFrequentTicksLoseNoUsage(t *testing.T) {
 	u := NewLocalQueueUsage(teamQueues(t, 0, "lq"), time.Second)
-	u.Tick(t0, holding(nil))
+	u.Tick(gt.Epoch(), holding(nil))
 	u.Admitted("a", "team/lq", 1000)
 	for i := 1; i <= 10; i++ {
-		u.Tick(t0.Add(time.Duration(i)*100*time.Millisecond), holding(map[string]resources.MilliGPU{"team/lq": 1000}))
+		u.Tick(gt.Epoch().Add(time.Duration(i)*100*time.Millisecond), holding(map[string]resources.MilliGPU{"team/lq": 1000}))
 	}
 	// One second of penalty plus ten ticks of 100ms, one GPU each: 2000 milli-GPU-seconds.
 	if got := u.Usage("team/lq"); got != 2000 {
@@ -88,7 +89,7 @@ func TestFrequentTicksLoseNoUsage(t *testing.T) {
 
 // A ClusterQueue without admission fair sharing charges no penalty.
 func TestNoPenaltyWithoutAdmissionFairSharing(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
 	u := NewLocalQueueUsage(newAdmitter(t, objs, Options{}).res, time.Hour)
 	u.Admitted("a", "ns-a/lq", 1000)
 	if u.Enabled("a") || u.Usage("ns-a/lq") != 0 {

@@ -3,7 +3,9 @@ package admission
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
@@ -32,11 +34,11 @@ func genWorld(t *rapid.T) *world {
 	}
 	subs := rapid.IntRange(0, 2).Draw(t, "subCohorts")
 	parents := []string{"", "root"}
-	cohorts := []api.Cohort{MakeCohort("root").Obj()}
+	cohorts := []api.Cohort{gt.MakeCohort("root").Obj()}
 	for i := 0; i < subs; i++ {
 		name := fmt.Sprintf("sub%d", i)
-		c := MakeCohort(name).Parent("root")
-		fq := MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 4).Draw(t, "subNominal")))
+		c := gt.MakeCohort(name).Parent("root")
+		fq := gt.MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 4).Draw(t, "subNominal")))
 		if l := optional("subLend", 6); l != nil {
 			fq.Lend(*l)
 		}
@@ -47,7 +49,7 @@ func genWorld(t *rapid.T) *world {
 	n := rapid.IntRange(2, 5).Draw(t, "clusterQueues")
 	for i := 0; i < n; i++ {
 		cohort := rapid.SampledFrom(parents).Draw(t, "cohort")
-		fq := MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 10).Draw(t, "nominal")))
+		fq := gt.MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 10).Draw(t, "nominal")))
 		if cohort != "" {
 			if b := optional("borrow", 6); b != nil {
 				fq.Borrow(*b)
@@ -56,7 +58,7 @@ func genWorld(t *rapid.T) *world {
 		if l := optional("lend", 10); l != nil {
 			fq.Lend(*l)
 		}
-		cq := MakeClusterQueue(fmt.Sprintf("cq%d", i)).Cohort(cohort).
+		cq := gt.MakeClusterQueue(fmt.Sprintf("cq%d", i)).Cohort(cohort).
 			Preemption(rapid.SampledFrom(policies).Draw(t, "within"), rapid.SampledFrom(reclaims).Draw(t, "reclaim")).
 			Weight(int64(rapid.IntRange(0, 3).Draw(t, "weight")) * 1000).ResourceGroup(fq.Obj()) // weight 0 included
 		if rapid.Bool().Draw(t, "borrowWithinCohort") {
@@ -65,7 +67,7 @@ func genWorld(t *rapid.T) *world {
 		}
 		cqs = append(cqs, cq.Obj())
 	}
-	objs := MakeObjects().Flavors(MakeFlavor("f").Obj()).Cohorts(cohorts...).ClusterQueues(cqs...).Obj()
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("f").Obj()).Cohorts(cohorts...).ClusterQueues(cqs...).Obj()
 	opts := Options{FairSharing: FairSharingConfig{Enabled: rapid.Bool().Draw(t, "fairSharing")}}
 	w := &world{m: newAdmitter(t, objs, opts), wls: map[api.WorkloadID]*api.Workload{}, objs: objs, opts: opts}
 	for _, cq := range cqs {
@@ -78,8 +80,8 @@ func genWorld(t *rapid.T) *world {
 func (w *world) submit(t *rapid.T) (*api.Workload, []api.WorkloadID) {
 	cq := rapid.SampledFrom(w.cqs).Draw(t, "cq")
 	w.n++
-	wl := MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", w.n)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
-		CreatedAt(rapid.IntRange(0, 5).Draw(t, "created")).Request(gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "size"))).Obj()
+	wl := gt.MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", w.n)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
+		Created(time.Duration(rapid.IntRange(0, 5).Draw(t, "created"))*time.Second).Request(gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "size"))).Obj()
 	w.wls[wl.ID()] = wl
 	return wl, w.admit(t, wl)
 }

@@ -3,6 +3,7 @@ package admission
 import (
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -11,14 +12,14 @@ import (
 // ClusterQueue or flavor is an error and changes nothing. (That a change wakes parked
 // workloads is the engine's: Scheduler.QuotaChanged.)
 func TestQuotaChangeKeepsUsage(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
 	m := newAdmitter(t, objs, Options{})
-	mustAdmit(t, m, MakeWorkload("ns-a", "running").Request(gpu, "6").Obj(), Fit)
-	w := MakeWorkload("ns-a", "w").Request(gpu, "6").Obj()
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "running").Request(gpu, "6").Obj(), Fit)
+	w := gt.MakeWorkload("ns-a", "w").Request(gpu, "6").Obj()
 	if a := m.assign(w); a.Code != WaitingForQuota {
 		t.Fatalf("before the change: %s (%s), want WaitingForQuota", a.Code, a.Message)
 	}
-	grow := []api.ResourceGroup{group([]api.FlavorQuotas{MakeFlavorQuotas("h100").Resource(gpu, "16").Obj()})}
+	grow := []api.ResourceGroup{gt.ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "16").Obj())}
 	q, err := m.WithResourceGroups("a", grow)
 	if err != nil {
 		t.Fatal(err)
@@ -31,18 +32,18 @@ func TestQuotaChangeKeepsUsage(t *testing.T) {
 	if _, err := m.WithResourceGroups("ghost", grow); err == nil {
 		t.Fatal("quota change for a missing clusterqueue accepted")
 	}
-	bad := []api.ResourceGroup{group([]api.FlavorQuotas{MakeFlavorQuotas("nope").Resource(gpu, "1").Obj()})}
+	bad := []api.ResourceGroup{gt.ResourceGroup(gt.MakeFlavorQuotas("nope").Resource(gpu, "1").Obj())}
 	if _, err := m.WithResourceGroups("a", bad); err == nil || m.Nominal("a", "h100", gpu) != 16 {
 		t.Fatalf("bad change: err %v, nominal %d; want an error and nothing changed", err, m.Nominal("a", "h100", gpu))
 	}
 }
 
 func TestLoweredQuotaKeepsAdmittedWorkloads(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
 	m := newAdmitter(t, objs, Options{})
-	mustAdmit(t, m, MakeWorkload("ns-a", "running").Request(gpu, "6").Obj(), Fit)
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "running").Request(gpu, "6").Obj(), Fit)
 	old := m.Quota
-	shrink := []api.ResourceGroup{group([]api.FlavorQuotas{MakeFlavorQuotas("h100").Resource(gpu, "2").Obj()})}
+	shrink := []api.ResourceGroup{gt.ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "2").Obj())}
 	q, err := old.WithResourceGroups("a", shrink)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestLoweredQuotaKeepsAdmittedWorkloads(t *testing.T) {
 	if old.Nominal("a", "h100", gpu) != 8 {
 		t.Fatal("WithResourceGroups changed the original quota")
 	}
-	if a := q.Assign(MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(), "a"); a.Fits() {
+	if a := q.Assign(gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(), "a"); a.Fits() {
 		t.Fatalf("a queue over its lowered quota admitted more: %s", a)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -20,34 +21,34 @@ func TestResolveReasonCodes(t *testing.T) {
 	}{
 		{
 			name: "missing LocalQueue",
-			objs: MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj(),
-			wl:   MakeWorkload("ns-a", "w").Queue("nope").Request(gpu, "1").Obj(),
+			objs: gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj(),
+			wl:   gt.MakeWorkload("ns-a", "w").Queue("nope").Request(gpu, "1").Obj(),
 			want: QueueMissing,
 		},
 		{
 			name: "LocalQueue points at a missing ClusterQueue",
-			objs: MakeObjects().Flavors(MakeFlavor("h100").Obj()).LocalQueues(MakeLocalQueue("ns", "lq", "ghost").Obj()).Obj(),
-			wl:   MakeWorkload("ns", "w").Request(gpu, "1").Obj(),
+			objs: gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).LocalQueues(gt.MakeLocalQueue("ns", "lq", "ghost").Obj()).Obj(),
+			wl:   gt.MakeWorkload("ns", "w").Request(gpu, "1").Obj(),
 			want: ClusterQueueMissing,
 		},
 		{
 			name: "namespace not selected",
-			objs: MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").NamespaceSelector(map[string]string{"team": "ml"}).Obj()).
+			objs: gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").NamespaceSelector(map[string]string{"team": "ml"}).Obj()).
 				Namespace("ns-a", map[string]string{"team": "web"}).Obj(),
-			wl:   MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(),
+			wl:   gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(),
 			want: NamespaceNotSelected, wantCQ: "a",
 		},
 		{
 			name: "namespace selected",
-			objs: MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").NamespaceSelector(map[string]string{"team": "ml"}).Obj()).
+			objs: gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").NamespaceSelector(map[string]string{"team": "ml"}).Obj()).
 				Namespace("ns-a", map[string]string{"team": "ml"}).Obj(),
-			wl:   MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(),
+			wl:   gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(),
 			want: ReasonNone, wantCQ: "a",
 		},
 		{
 			name: "a held queue still resolves: holding is Held's question",
-			objs: MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Stop(api.StopHold).Obj()).Obj(),
-			wl:   MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(),
+			objs: gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Stop(api.StopHold).Obj()).Obj(),
+			wl:   gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Obj(),
 			want: ReasonNone, wantCQ: "a",
 		},
 	}
@@ -84,8 +85,8 @@ func TestResolverHeldAndDraining(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Stop(tt.cq).Obj(), gpuCQ("b").Obj()).
-				LocalQueues(MakeLocalQueue("ns-a", "stopped", "a").Stop(tt.lq).Obj()).Obj()
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Stop(tt.cq).Obj(), gpuCQ("b").Obj()).
+				LocalQueues(gt.MakeLocalQueue("ns-a", "stopped", "a").Stop(tt.lq).Obj()).Obj()
 			r := newAdmitter(t, objs, Options{}).res
 			why, held := r.Held("a", "ns-a/stopped")
 			if held != tt.held || held == (why == "") {
@@ -113,9 +114,9 @@ func TestNewResolverErrors(t *testing.T) {
 		// want is a substring the error must contain (naming the object).
 		want string
 	}{
-		{"LocalQueue defined twice", MakeObjects().ClusterQueues(gpuCQ("a").Obj()).LocalQueues(MakeLocalQueue("ns-a", "lq", "a").Obj()).Obj(),
+		{"LocalQueue defined twice", gt.MakeObjects().ClusterQueues(gpuCQ("a").Obj()).LocalQueues(gt.MakeLocalQueue("ns-a", "lq", "a").Obj()).Obj(),
 			"localqueue ns-a/lq"},
-		{"namespaceSelector that does not parse", MakeObjects().ClusterQueues(bad).Obj(), `clusterqueue "a"`},
+		{"namespaceSelector that does not parse", gt.MakeObjects().ClusterQueues(bad).Obj(), `clusterqueue "a"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

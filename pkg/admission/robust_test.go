@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
@@ -18,7 +19,7 @@ func TestPropertyDeterminism(t *testing.T) {
 		twin := newAdmitter(t, w.objs, w.opts)
 		for step := rapid.IntRange(1, 25).Draw(t, "steps"); step > 0; step-- {
 			cq := rapid.SampledFrom(w.cqs).Draw(t, "cq")
-			wl := MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", step)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
+			wl := gt.MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", step)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
 				Request(gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "size"))).Obj()
 			var got [2]string
 			for i, m := range []*admitter{w.m, twin} {
@@ -53,7 +54,7 @@ func TestPropertyBadInputNeverPanics(t *testing.T) {
 	}
 	rejected, built := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
-		objs := &api.Objects{Flavors: []api.ResourceFlavor{MakeFlavor("f").Obj()}}
+		objs := &api.Objects{Flavors: []api.ResourceFlavor{gt.MakeFlavor("f").Obj()}}
 		for i := rapid.IntRange(0, 3).Draw(t, "cohorts"); i > 0; i-- {
 			objs.Cohorts = append(objs.Cohorts, api.Cohort{Meta: api.Meta{Name: rapid.SampledFrom(names).Draw(t, "cohort")},
 				Parent: rapid.SampledFrom(names).Draw(t, "parent"), FairSharing: api.FairSharing{WeightMilli: int64(amount(t, "cw"))}})
@@ -73,7 +74,7 @@ func TestPropertyBadInputNeverPanics(t *testing.T) {
 				ResourceGroups: []api.ResourceGroup{{CoveredResources: []resources.Name{rq.Name}, Flavors: []api.FlavorQuotas{fq}}}}
 			cq.Preemption.WithinClusterQueue = api.PreemptLowerPriority
 			objs.ClusterQueues = append(objs.ClusterQueues, cq)
-			objs.LocalQueues = append(objs.LocalQueues, MakeLocalQueue("ns", cq.Name, cq.Name).Obj())
+			objs.LocalQueues = append(objs.LocalQueues, gt.MakeLocalQueue("ns", cq.Name, cq.Name).Obj())
 		}
 		q, err := NewQuota(objs, Options{FairSharing: FairSharingConfig{Enabled: rapid.Bool().Draw(t, "fair")}})
 		var r *Resolver

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -13,11 +14,11 @@ import (
 // positions count within the ClusterQueue.
 func TestOrderPriorityThenAge(t *testing.T) {
 	ps := []Pending{
-		pending(MakeWorkload("ns", "old-low").Priority(0).Created(1*time.Second).Obj(), "cq"),
-		pending(MakeWorkload("ns", "new-high").Priority(5).Created(9*time.Second).Obj(), "cq"),
-		pending(MakeWorkload("ns", "old-high").Priority(5).Created(2*time.Second).Obj(), "cq"),
-		pending(MakeWorkload("ns", "twin-b").Created(1*time.Second).Obj(), "other"),
-		pending(MakeWorkload("ns", "twin-a").Created(1*time.Second).Obj(), "other"),
+		pending(gt.MakeWorkload("ns", "old-low").CPU(1).Priority(0).Created(1*time.Second).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "new-high").CPU(1).Priority(5).Created(9*time.Second).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "old-high").CPU(1).Priority(5).Created(2*time.Second).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "twin-b").CPU(1).Created(1*time.Second).Obj(), "other"),
+		pending(gt.MakeWorkload("ns", "twin-a").CPU(1).Created(1*time.Second).Obj(), "other"),
 	}
 	got, pos := order(ps, newFakeQuota(), nil)
 	var ids []api.WorkloadID
@@ -33,9 +34,9 @@ func TestOrderPriorityThenAge(t *testing.T) {
 	}
 	// With admission fair sharing, a less used LocalQueue goes before an older workload
 	// of the same priority, but not before a higher priority.
-	light := pending(MakeWorkload("ns", "light").Priority(5).Created(5*time.Second).Obj(), "cq")
-	heavy := pending(MakeWorkload("ns", "heavy").Priority(5).Created(3*time.Second).Obj(), "cq")
-	urgent := pending(MakeWorkload("ns", "urgent").Priority(9).Created(4*time.Second).Obj(), "cq")
+	light := pending(gt.MakeWorkload("ns", "light").CPU(1).Priority(5).Created(5*time.Second).Obj(), "cq")
+	heavy := pending(gt.MakeWorkload("ns", "heavy").CPU(1).Priority(5).Created(3*time.Second).Obj(), "cq")
+	urgent := pending(gt.MakeWorkload("ns", "urgent").CPU(1).Priority(9).Created(4*time.Second).Obj(), "cq")
 	heavy.LocalQueueUsage, urgent.LocalQueueUsage = 100, 100
 	got, _ = order([]Pending{heavy, urgent, light}, newFakeQuota(), nil)
 	if got[0].Workload.Name != "urgent" || got[1].Workload.Name != "light" {
