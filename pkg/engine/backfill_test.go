@@ -46,9 +46,7 @@ func gpuNode(t *testing.T, bound ...cluster.BoundPod) *cluster.Snapshot {
 }
 
 func gpuWorkload(name string, n int64, created time.Duration) *api.Workload {
-	w := gt.MakeWorkload("ns", name).CPU(1).Created(created).Obj()
-	w.PodSets[0].Requests = resources.Vector{resources.CPU: 1000, resources.NvidiaGPU: resources.Amount(n)}
-	return w
+	return gt.MakeWorkload("ns", name).CPU(1).GPUs(n).Created(created).Obj()
 }
 
 func podOf(w api.WorkloadID, node string, a devices.Assignment) cluster.BoundPod {
