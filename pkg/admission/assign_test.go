@@ -3,6 +3,7 @@ package admission
 import (
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +19,7 @@ func TestModeOrder(t *testing.T) {
 }
 
 func TestFlavorAdmits(t *testing.T) {
-	spot := MakeFlavor("spot").Label("cloud/capacity", "spot").Label("gpu", "h100").
+	spot := gt.MakeFlavor("spot").Label("cloud/capacity", "spot").Label("gpu", "h100").
 		Taint("spot", "true", corev1.TaintEffectNoSchedule).Taint("soft", "x", corev1.TaintEffectPreferNoSchedule).Obj()
 	tests := []struct {
 		name string
@@ -59,41 +60,41 @@ func TestFlavorAdmits(t *testing.T) {
 }
 
 func TestTaintedFlavorIsSkippedWithReason(t *testing.T) {
-	objs := MakeObjects().Flavors(
-		MakeFlavor("spot").Taint("spot", "true", corev1.TaintEffectNoSchedule).Obj(),
-		MakeFlavor("ondemand").Obj()).ClusterQueues(
-		MakeClusterQueue("a").ResourceGroup(
-			MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
-			MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
-	m := newManager(t, objs, Options{})
-	a := m.Assign(MakeWorkload("ns-a", "w").Request(gpu, "1").Obj())
+	objs := gt.MakeObjects().Flavors(
+		gt.MakeFlavor("spot").Taint("spot", "true", corev1.TaintEffectNoSchedule).Obj(),
+		gt.MakeFlavor("ondemand").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").ResourceGroup(
+			gt.MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
+			gt.MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
+	a := m.assign(gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Obj())
 	if a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Code != NoFlavorMatches {
 		t.Fatalf("got %s, tried %+v; want ondemand after spot is refused for its taint", a.PodSets[0].Flavor(gpu), a.PodSets[0].Tried)
 	}
-	tol := MakeWorkload("ns-a", "t").Request(gpu, "1").Toleration("spot", "true", corev1.TaintEffectNoSchedule).Obj()
-	if f := m.Assign(tol).PodSets[0].Flavor(gpu); f != "spot" {
+	tol := gt.MakeWorkload("ns-a", "t").Request(gpu, "1").Toleration("spot", "true", corev1.TaintEffectNoSchedule).Obj()
+	if f := m.assign(tol).PodSets[0].Flavor(gpu); f != "spot" {
 		t.Fatalf("tolerating workload got %s, want spot", f)
 	}
-	only := MakeWorkload("ns-a", "o").Request(gpu, "1").NodeSelector("missing", "x").Obj()
+	only := gt.MakeWorkload("ns-a", "o").Request(gpu, "1").NodeSelector("missing", "x").Obj()
 	only.PodSets[0].Affinity = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 		{Key: "missing", Operator: corev1.NodeSelectorOpDoesNotExist}}}}}
-	objs2 := MakeObjects().Flavors(MakeFlavor("f").Label("missing", "x").Obj()).ClusterQueues(
-		MakeClusterQueue("a").ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "8").Obj()).Obj()).Obj()
-	if a := newManager(t, objs2, Options{}).Assign(only); a.Code != NoFlavorMatches {
+	objs2 := gt.MakeObjects().Flavors(gt.MakeFlavor("f").Label("missing", "x").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").ResourceGroup(gt.MakeFlavorQuotas("f").Resource(gpu, "8").Obj()).Obj()).Obj()
+	if a := newAdmitter(t, objs2, Options{}).assign(only); a.Code != NoFlavorMatches {
 		t.Fatalf("code %s, want NoFlavorMatches", a.Code)
 	}
 }
 
 func TestPodSetsShareQuota(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj(), MakeFlavor("a100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").ResourceGroup(
-			MakeFlavorQuotas("h100").Resource(gpu, "8").Resource("cpu", "64").Obj(),
-			MakeFlavorQuotas("a100").Resource(gpu, "8").Resource("cpu", "64").Obj()).Obj()).Obj()
-	m := newManager(t, objs, Options{})
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj(), gt.MakeFlavor("a100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").ResourceGroup(
+			gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Resource("cpu", "64").Obj(),
+			gt.MakeFlavorQuotas("a100").Resource(gpu, "8").Resource("cpu", "64").Obj()).Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
 	// The launcher takes h100; the workers no longer fit there and go to a100.
-	w := MakeWorkload("ns-a", "mpi").PodSet("launcher", 1).Request(gpu, "4").Request("cpu", "2").
+	w := gt.MakeWorkload("ns-a", "mpi").PodSet("launcher", 1).Request(gpu, "4").Request("cpu", "2").
 		PodSet("workers", 2).Request(gpu, "4").Request("cpu", "8").Obj()
-	a := m.Assign(w)
+	a := m.assign(w)
 	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "h100" || a.PodSets[1].Flavor(gpu) != "a100" {
 		t.Fatalf("got %s: %s", a.Mode, a)
 	}
@@ -114,12 +115,12 @@ func TestPodSetsShareQuota(t *testing.T) {
 func TestGPUFormsCountIntoCommonUnit(t *testing.T) {
 	milli := resources.GPUMilli
 	mig := resources.MIGResource("1g.10gb")
-	objs := MakeObjects().Flavors(
-		MakeFlavor("h100").Label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(),
-		MakeFlavor("ts").Label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Label("nvidia.com/gpu.replicas", "4").Obj(),
+	objs := gt.MakeObjects().Flavors(
+		gt.MakeFlavor("h100").Label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Obj(),
+		gt.MakeFlavor("ts").Label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Label("nvidia.com/gpu.replicas", "4").Obj(),
 	).ClusterQueues(
-		MakeClusterQueue("a").ResourceGroup(MakeFlavorQuotas("h100").Resource(milli, "4000").Resource(mig, "7").Obj()).Obj(),
-		MakeClusterQueue("b").ResourceGroup(MakeFlavorQuotas("ts").Resource(milli, "1000").Obj()).Obj(),
+		gt.MakeClusterQueue("a").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(milli, "4000").Resource(mig, "7").Obj()).Obj(),
+		gt.MakeClusterQueue("b").ResourceGroup(gt.MakeFlavorQuotas("ts").Resource(milli, "1000").Obj()).Obj(),
 	).Obj()
 	tests := []struct {
 		name string
@@ -127,15 +128,15 @@ func TestGPUFormsCountIntoCommonUnit(t *testing.T) {
 		// want is the gpu-milli usage; wantMIG the MIG quota usage.
 		want, wantMIG resources.Amount
 	}{
-		{"whole GPUs", MakeWorkload("ns-a", "w").PodSet("p", 2).Request(gpu, "1").Obj(), 2000, 0},
-		{"MIG profile counts in both names", MakeWorkload("ns-a", "w").PodSet("p", 3).Request(mig, "1").Obj(), 3 * 142, 3},
-		{"fraction as itself", MakeWorkload("ns-a", "w").Request(milli, "250").Obj(), 250, 0},
-		{"time-sliced replica is a quarter", MakeWorkload("ns-b", "w").PodSet("p", 3).Request(gpu, "1").Obj(), 750, 0},
+		{"whole GPUs", gt.MakeWorkload("ns-a", "w").PodSet("p", 2).Request(gpu, "1").Obj(), 2000, 0},
+		{"MIG profile counts in both names", gt.MakeWorkload("ns-a", "w").PodSet("p", 3).Request(mig, "1").Obj(), 3 * 142, 3},
+		{"fraction as itself", gt.MakeWorkload("ns-a", "w").Request(milli, "250").Obj(), 250, 0},
+		{"time-sliced replica is a quarter", gt.MakeWorkload("ns-b", "w").PodSet("p", 3).Request(gpu, "1").Obj(), 750, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newManager(t, objs, Options{})
-			a := m.Assign(tt.wl)
+			m := newAdmitter(t, objs, Options{})
+			a := m.assign(tt.wl)
 			if !a.Fits() {
 				t.Fatalf("%s: %s", a.Mode, a.Message)
 			}
@@ -156,18 +157,18 @@ func TestGPUFormsCountIntoCommonUnit(t *testing.T) {
 }
 
 func TestExplanationNamesCohortAndQuota(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").Cohort("global").Preemption(api.PreemptLowerPriority, api.PreemptNever).
-			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "128").Obj()).Obj(),
-		MakeClusterQueue("b").Cohort("global").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").Cohort("global").Preemption(api.PreemptLowerPriority, api.PreemptNever).
+			ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "128").Obj()).Obj(),
+		gt.MakeClusterQueue("b").Cohort("global").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
+	m := newAdmitter(t, objs, Options{})
 	for i := 0; i < 31; i++ {
-		w := MakeWorkload("ns-a", "w").Request(gpu, "4").Obj()
+		w := gt.MakeWorkload("ns-a", "w").Request(gpu, "4").Obj()
 		w.Name = w.Name + string(rune('a'+i))
 		mustAdmit(t, m, w, Fit)
 	}
-	a := m.Assign(MakeWorkload("ns-a", "big").Request(gpu, "8").Obj())
+	a := m.assign(gt.MakeWorkload("ns-a", "big").Request(gpu, "8").Obj())
 	want := "needs 8 nvidia.com/gpu in flavor h100, 4 free of nominal 128, cannot borrow: cohort global has 0 unused"
 	if a.Mode != Preempt || a.PodSets[0].Tried[0].Reasons[0] != want {
 		t.Fatalf("mode %s, reason %q; want Preempt, %q", a.Mode, a.PodSets[0].Tried[0].Reasons, want)
@@ -175,11 +176,11 @@ func TestExplanationNamesCohortAndQuota(t *testing.T) {
 }
 
 func TestAdmitRechecksQuota(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
-	m := newManager(t, objs, Options{})
-	w1 := MakeWorkload("ns-a", "w1").Request(gpu, "6").Obj()
-	w2 := MakeWorkload("ns-a", "w2").Request(gpu, "6").Obj()
-	a1, a2 := m.Assign(w1), m.Assign(w2) // both computed on the empty queue
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
+	w1 := gt.MakeWorkload("ns-a", "w1").Request(gpu, "6").Obj()
+	w2 := gt.MakeWorkload("ns-a", "w2").Request(gpu, "6").Obj()
+	a1, a2 := m.assign(w1), m.assign(w2) // both computed on the empty queue
 	if err := m.Admit(w1, a1); err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +190,14 @@ func TestAdmitRechecksQuota(t *testing.T) {
 	if err := m.Admit(w1, a1); err == nil {
 		t.Fatal("double admission accepted")
 	}
-	if err := m.Quota().Release("ns-a/none"); err == nil {
+	if err := m.Quota.Release("ns-a/none"); err == nil {
 		t.Fatal("release of an unknown workload accepted")
 	}
 }
 
 func TestNewQuotaErrors(t *testing.T) {
 	neg := resources.Amount(-1)
-	bad := MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()
+	bad := gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()
 	bad.Resources[0].LendingLimit = &neg
 	tests := []struct {
 		name string
@@ -204,25 +205,25 @@ func TestNewQuotaErrors(t *testing.T) {
 		// want is a substring the error must contain (naming object and field).
 		want string
 	}{
-		{"unknown flavor", MakeObjects().ClusterQueues(gpuCQ("a").Obj()).Obj(), `clusterqueue "a": resourceGroups[0].flavors[0].name: ResourceFlavor "h100" not found`},
-		{"negative lending limit", MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-			MakeClusterQueue("a").Cohort("c").ResourceGroup(bad).Obj()).Obj(), `clusterqueue "a": resourceGroups[0].flavors[0].resources[0].lendingLimit`},
-		{"borrowing limit without cohort", MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-			MakeClusterQueue("a").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Borrow("2").Obj()).Obj()).Obj(), "has no parent cohort"},
-		{"resource in two groups", MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-			gpuCQ("a").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj()).Obj(), "already covered by resourceGroups[0]"},
-		{"cohort cycle", MakeObjects().Cohorts(MakeCohort("x").Parent("y").Obj(), MakeCohort("y").Parent("x").Obj()).Obj(), "cycle"},
-		{"duplicate clusterqueue", MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj(), gpuCQ("a").Obj()).Obj(), "defined twice"},
+		{"unknown flavor", gt.MakeObjects().ClusterQueues(gpuCQ("a").Obj()).Obj(), `clusterqueue "a": resourceGroups[0].flavors[0].name: ResourceFlavor "h100" not found`},
+		{"negative lending limit", gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+			gt.MakeClusterQueue("a").Cohort("c").ResourceGroup(bad).Obj()).Obj(), `clusterqueue "a": resourceGroups[0].flavors[0].resources[0].lendingLimit`},
+		{"borrowing limit without cohort", gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+			gt.MakeClusterQueue("a").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Borrow("2").Obj()).Obj()).Obj(), "has no parent cohort"},
+		{"resource in two groups", gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+			gpuCQ("a").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj()).Obj(), "already covered by resourceGroups[0]"},
+		{"cohort cycle", gt.MakeObjects().Cohorts(gt.MakeCohort("x").Parent("y").Obj(), gt.MakeCohort("y").Parent("x").Obj()).Obj(), "cycle"},
+		{"duplicate clusterqueue", gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj(), gpuCQ("a").Obj()).Obj(), "defined twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewManager(tt.objs, Options{})
+			_, err := NewQuota(tt.objs, Options{})
 			if err == nil || !contains1(err.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := NewManager(&api.Objects{}, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: []FairStrategy{"Bogus"}}}); err == nil {
+	if _, err := NewQuota(&api.Objects{}, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: []FairStrategy{"Bogus"}}}); err == nil {
 		t.Fatal("unknown fair sharing strategy accepted")
 	}
 }
@@ -237,29 +238,50 @@ func contains1(s, sub string) bool {
 }
 
 func TestExcludedResourcesAreIgnored(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
-	w := MakeWorkload("ns-a", "w").Request(gpu, "1").Request(resources.EphemeralStorage, "10Gi").Obj()
-	if a := newManager(t, objs, Options{}).Assign(w); a.Code != ResourceNotCovered {
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	w := gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Request(resources.EphemeralStorage, "10Gi").Obj()
+	if a := newAdmitter(t, objs, Options{}).assign(w); a.Code != ResourceNotCovered {
 		t.Fatalf("without exclusion: %s, want ResourceNotCovered", a.Code)
 	}
-	m := newManager(t, objs, Options{ExcludeResourcePrefixes: []string{"ephemeral-"}})
-	if a := m.Assign(w); a.Mode != Fit {
+	m := newAdmitter(t, objs, Options{ExcludeResourcePrefixes: []string{"ephemeral-"}})
+	if a := m.assign(w); a.Mode != Fit {
 		t.Fatalf("with exclusion: %s (%s), want Fit", a.Mode, a.Message)
 	}
 }
 
 func TestAssignWithoutExcludedFlavors(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("spot").Obj(), MakeFlavor("ondemand").Obj()).ClusterQueues(
-		MakeClusterQueue("a").ResourceGroup(
-			MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
-			MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
-	m := newManager(t, objs, Options{})
-	w := MakeWorkload("ns-a", "w").Request(gpu, "2").Obj()
-	a := m.Quota().AssignWithout(w, "a", map[string]bool{"spot": true})
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("spot").Obj(), gt.MakeFlavor("ondemand").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").ResourceGroup(
+			gt.MakeFlavorQuotas("spot").Resource(gpu, "8").Obj(),
+			gt.MakeFlavorQuotas("ondemand").Resource(gpu, "8").Obj()).Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
+	w := gt.MakeWorkload("ns-a", "w").Request(gpu, "2").Obj()
+	a := m.Quota.AssignWithout(w, "a", map[string]bool{"spot": true})
 	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Reasons[0] != "excluded by the caller" {
 		t.Fatalf("got %s, tried %+v; want ondemand with spot excluded", a, a.PodSets[0].Tried)
 	}
-	if a := m.Quota().AssignWithout(w, "a", map[string]bool{"spot": true, "ondemand": true}); a.Code != NoFlavorMatches {
+	if a := m.Quota.AssignWithout(w, "a", map[string]bool{"spot": true, "ondemand": true}); a.Code != NoFlavorMatches {
 		t.Fatalf("all excluded: %s, want NoFlavorMatches", a.Code)
+	}
+}
+
+// Quota's own refusals of a workload it cannot rate, after the queue has resolved.
+func TestAssignRefusesWhatItCannotRate(t *testing.T) {
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
+	tests := []struct {
+		name string
+		wl   *api.Workload
+		want ReasonCode
+	}{
+		{"resource no group covers", gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Request("cpu", "4").Obj(), ResourceNotCovered},
+		{"no pod sets", &api.Workload{Meta: api.Meta{Name: "w", Namespace: "ns-a"}, Queue: "lq"}, InvalidWorkload},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if a := m.assign(tt.wl); a.Mode != NoFit || a.Code != tt.want {
+				t.Fatalf("assign %s/%s (%s), want NoFit/%s", a.Mode, a.Code, a.Message, tt.want)
+			}
+		})
 	}
 }

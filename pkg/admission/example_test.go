@@ -8,9 +8,10 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// A cycle as the engine runs it: heads, a candidate assignment, (placement confirms),
-// admission; then the explanation of a workload that has to wait.
-func ExampleManager() {
+// One decision as the engine's cycle makes it: the workload's queue is resolved, quota
+// gives a candidate assignment, (placement confirms) and the admission is recorded;
+// then the explanation of a workload that has to wait.
+func ExampleQuota() {
 	gpus := func(n resources.Amount) resources.Vector { return resources.Vector{resources.NvidiaGPU: n} }
 	objs := &api.Objects{
 		Flavors: []api.ResourceFlavor{{Meta: api.Meta{Name: "h100"}}},
@@ -24,7 +25,12 @@ func ExampleManager() {
 		}},
 		LocalQueues: []api.LocalQueue{{Meta: api.Meta{Name: "team", Namespace: "ml"}, ClusterQueue: "research"}},
 	}
-	m, err := admission.NewManager(objs, admission.Options{})
+	quota, err := admission.NewQuota(objs, admission.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resolver, err := admission.NewResolver(objs)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,21 +38,22 @@ func ExampleManager() {
 	for _, name := range []string{"train", "tune"} {
 		wl := &api.Workload{Meta: api.Meta{Name: name, Namespace: "ml"}, Queue: "team",
 			PodSets: []api.PodSet{{Name: "workers", Count: 3, Requests: gpus(2)}}}
-		if _, err := m.Add(wl); err != nil {
+		r := resolver.Resolve(wl)
+		if !r.OK() {
+			fmt.Println(r.Code, r.Message)
+			return
+		}
+		a := quota.Assign(wl, r.ClusterQueue)
+		if !a.Fits() {
+			fmt.Println(a.Code, "-", a.PodSets[0].Tried[0].Reasons[0])
+			continue
+		}
+		fmt.Println(a)
+		if err := quota.Admit(wl, a); err != nil { // after placement confirmed it
 			fmt.Println(err)
 			return
 		}
 	}
-	head := m.Heads()[0]
-	a := m.Assign(head.Workload)
-	fmt.Println(a)
-	if err := m.Admit(head.Workload, a); err != nil { // after placement confirmed it
-		fmt.Println(err)
-		return
-	}
-	next := m.Heads()[0]
-	b := m.Assign(next.Workload)
-	fmt.Println(b.Code, "-", b.PodSets[0].Tried[0].Reasons[0])
 	// Output:
 	// ml/train in research: Fit; workers: nvidia.com/gpu=6@h100
 	// WaitingForQuota - needs 6 nvidia.com/gpu in flavor h100, 2 free of nominal 8, cannot borrow: not in a cohort

@@ -3,8 +3,11 @@ package admission
 import (
 	"math"
 	"testing"
+	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 func TestFairSharingPreemption(t *testing.T) {
@@ -22,19 +25,19 @@ func TestFairSharingPreemption(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-				MakeClusterQueue("lender").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
-				MakeClusterQueue("a").Cohort("c").Weight(tt.weightA).Preemption(api.PreemptNever, api.PreemptAny).
-					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
-				MakeClusterQueue("b").Cohort("c").Weight(tt.weightB).Preemption(api.PreemptNever, api.PreemptAny).
-					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+				gt.MakeClusterQueue("lender").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
+				gt.MakeClusterQueue("a").Cohort("c").Weight(tt.weightA).Preemption(api.PreemptNever, api.PreemptAny).
+					ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+				gt.MakeClusterQueue("b").Cohort("c").Weight(tt.weightB).Preemption(api.PreemptNever, api.PreemptAny).
+					ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: tt.strategies}})
+			m := newAdmitter(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true, Strategies: tt.strategies}})
 			for i, name := range []string{"a1", "a2", "a3"} {
-				mustAdmit(t, m, MakeWorkload("ns-a", name).CreatedAt(i).Request(gpu, "2").Obj(), Borrow)
+				mustAdmit(t, m, gt.MakeWorkload("ns-a", name).Created(time.Duration(i)*time.Second).Request(gpu, "2").Obj(), Borrow)
 			}
-			p := MakeWorkload("ns-b", "p").Request(gpu, "4").Obj()
-			a := m.Assign(p)
+			p := gt.MakeWorkload("ns-b", "p").Request(gpu, "4").Obj()
+			a := m.assign(p)
 			if a.Mode != Preempt {
 				t.Fatalf("mode %s, want Preempt", a.Mode)
 			}
@@ -54,19 +57,19 @@ func TestFairSharingPreemption(t *testing.T) {
 // TestFairSharingRefusesUnstableVictimSets is the case the stability check exists for:
 // taking both of a's workloads would let the smaller one take the GPUs straight back.
 func TestFairSharingRefusesUnstableVictimSets(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("f").Obj()).Cohorts(MakeCohort("root").Obj(),
-		MakeCohort("sub").Parent("root").ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "4").Obj()).Obj()).
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("f").Obj()).Cohorts(gt.MakeCohort("root").Obj(),
+		gt.MakeCohort("sub").Parent("root").ResourceGroup(gt.MakeFlavorQuotas("f").Resource(gpu, "4").Obj()).Obj()).
 		ClusterQueues(
-			MakeClusterQueue("a").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).
-				ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "0").Obj()).Obj(),
-			MakeClusterQueue("b").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).Weight(2000).
-				ResourceGroup(MakeFlavorQuotas("f").Resource(gpu, "3").Obj()).Obj(),
+			gt.MakeClusterQueue("a").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).
+				ResourceGroup(gt.MakeFlavorQuotas("f").Resource(gpu, "0").Obj()).Obj(),
+			gt.MakeClusterQueue("b").Cohort("root").Preemption(api.PreemptNever, api.PreemptAny).Weight(2000).
+				ResourceGroup(gt.MakeFlavorQuotas("f").Resource(gpu, "3").Obj()).Obj(),
 		).Obj()
-	m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
-	mustAdmit(t, m, MakeWorkload("ns-a", "w1").Request(gpu, "3").Obj(), Borrow)
-	mustAdmit(t, m, MakeWorkload("ns-a", "w2").Request(gpu, "1").Obj(), Borrow)
-	w3 := MakeWorkload("ns-b", "w3").Request(gpu, "7").Obj()
-	a := m.Assign(w3)
+	m := newAdmitter(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "w1").Request(gpu, "3").Obj(), Borrow)
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "w2").Request(gpu, "1").Obj(), Borrow)
+	w3 := gt.MakeWorkload("ns-b", "w3").Request(gpu, "7").Obj()
+	a := m.assign(w3)
 	if res := m.FindVictims(w3, a, nil); len(res.Victims) != 0 || res.Code != WaitingForQuota {
 		t.Fatalf("victims %v (%s), want none: w2 could preempt w3 back", victimIDs(res), res.Code)
 	}
@@ -88,16 +91,16 @@ func TestShare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-				MakeClusterQueue("lender").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
-				MakeClusterQueue("a").Cohort("c").Weight(tt.weight).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+				gt.MakeClusterQueue("lender").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+				gt.MakeClusterQueue("a").Cohort("c").Weight(tt.weight).ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{})
-			n := amt(gpu, tt.borrow) + 4
-			w := MakeWorkload("ns-a", "w").Request(gpu, "1").Obj()
+			m := newAdmitter(t, objs, Options{})
+			n := resources.MustParse(gpu, tt.borrow) + 4
+			w := gt.MakeWorkload("ns-a", "w").Request(gpu, "1").Obj()
 			w.PodSets[0].Count = int32(n)
 			mustAdmit(t, m, w, map[bool]Mode{true: Fit, false: Borrow}[tt.borrow == "0"])
-			if got := m.Quota().Share("a"); got != tt.want {
+			if got := m.Quota.Share("a"); got != tt.want {
 				t.Fatalf("share %d, want %d", got, tt.want)
 			}
 		})

@@ -3,13 +3,14 @@ package admission
 import (
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 func TestDefaultGPUAccounting(t *testing.T) {
 	flavor := func(labels ...string) *api.ResourceFlavor {
-		b := MakeFlavor("f")
+		b := gt.MakeFlavor("f")
 		for i := 0; i+1 < len(labels); i += 2 {
 			b.Label(labels[i], labels[i+1])
 		}

@@ -3,7 +3,9 @@ package admission
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
@@ -11,7 +13,7 @@ import (
 
 // world is a random cohort tree of one flavor and one resource, with its workloads.
 type world struct {
-	m    *Manager
+	m    *admitter
 	objs *api.Objects // what m was built from
 	opts Options
 	cqs  []string
@@ -32,11 +34,11 @@ func genWorld(t *rapid.T) *world {
 	}
 	subs := rapid.IntRange(0, 2).Draw(t, "subCohorts")
 	parents := []string{"", "root"}
-	cohorts := []api.Cohort{MakeCohort("root").Obj()}
+	cohorts := []api.Cohort{gt.MakeCohort("root").Obj()}
 	for i := 0; i < subs; i++ {
 		name := fmt.Sprintf("sub%d", i)
-		c := MakeCohort(name).Parent("root")
-		fq := MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 4).Draw(t, "subNominal")))
+		c := gt.MakeCohort(name).Parent("root")
+		fq := gt.MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 4).Draw(t, "subNominal")))
 		if l := optional("subLend", 6); l != nil {
 			fq.Lend(*l)
 		}
@@ -47,7 +49,7 @@ func genWorld(t *rapid.T) *world {
 	n := rapid.IntRange(2, 5).Draw(t, "clusterQueues")
 	for i := 0; i < n; i++ {
 		cohort := rapid.SampledFrom(parents).Draw(t, "cohort")
-		fq := MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 10).Draw(t, "nominal")))
+		fq := gt.MakeFlavorQuotas("f").Resource(gpu, fmt.Sprint(rapid.IntRange(0, 10).Draw(t, "nominal")))
 		if cohort != "" {
 			if b := optional("borrow", 6); b != nil {
 				fq.Borrow(*b)
@@ -56,7 +58,7 @@ func genWorld(t *rapid.T) *world {
 		if l := optional("lend", 10); l != nil {
 			fq.Lend(*l)
 		}
-		cq := MakeClusterQueue(fmt.Sprintf("cq%d", i)).Cohort(cohort).
+		cq := gt.MakeClusterQueue(fmt.Sprintf("cq%d", i)).Cohort(cohort).
 			Preemption(rapid.SampledFrom(policies).Draw(t, "within"), rapid.SampledFrom(reclaims).Draw(t, "reclaim")).
 			Weight(int64(rapid.IntRange(0, 3).Draw(t, "weight")) * 1000).ResourceGroup(fq.Obj()) // weight 0 included
 		if rapid.Bool().Draw(t, "borrowWithinCohort") {
@@ -65,13 +67,9 @@ func genWorld(t *rapid.T) *world {
 		}
 		cqs = append(cqs, cq.Obj())
 	}
-	objs := MakeObjects().Flavors(MakeFlavor("f").Obj()).Cohorts(cohorts...).ClusterQueues(cqs...).Obj()
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("f").Obj()).Cohorts(cohorts...).ClusterQueues(cqs...).Obj()
 	opts := Options{FairSharing: FairSharingConfig{Enabled: rapid.Bool().Draw(t, "fairSharing")}}
-	m, err := NewManager(objs, opts)
-	if err != nil {
-		t.Fatalf("NewManager: %v", err)
-	}
-	w := &world{m: m, wls: map[api.WorkloadID]*api.Workload{}, objs: objs, opts: opts}
+	w := &world{m: newAdmitter(t, objs, opts), wls: map[api.WorkloadID]*api.Workload{}, objs: objs, opts: opts}
 	for _, cq := range cqs {
 		w.cqs = append(w.cqs, cq.Name)
 	}
@@ -82,14 +80,14 @@ func genWorld(t *rapid.T) *world {
 func (w *world) submit(t *rapid.T) (*api.Workload, []api.WorkloadID) {
 	cq := rapid.SampledFrom(w.cqs).Draw(t, "cq")
 	w.n++
-	wl := MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", w.n)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
-		CreatedAt(rapid.IntRange(0, 5).Draw(t, "created")).Request(gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "size"))).Obj()
+	wl := gt.MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", w.n)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
+		Created(time.Duration(rapid.IntRange(0, 5).Draw(t, "created"))*time.Second).Request(gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "size"))).Obj()
 	w.wls[wl.ID()] = wl
 	return wl, w.admit(t, wl)
 }
 
 func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
-	a := w.m.Assign(wl)
+	a := w.m.assign(wl)
 	switch {
 	case a.Fits():
 		if err := w.m.Admit(wl, a); err != nil {
@@ -107,7 +105,7 @@ func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
 		return nil
 	}
 	// Valid only if the preemptor fits once the victims are gone: check on a clone first.
-	what := w.m.Quota().Clone()
+	what := w.m.Quota.Clone()
 	for _, v := range res.Victims {
 		if err := what.Release(v.Workload); err != nil {
 			t.Fatalf("victim %s: %v", v.Workload, err)
@@ -121,7 +119,7 @@ func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
 			t.Fatal(err)
 		}
 	}
-	a = w.m.Assign(wl)
+	a = w.m.assign(wl)
 	if err := w.m.Admit(wl, a); err != nil {
 		t.Fatalf("Admit after preemption: %v", err)
 	}
@@ -131,7 +129,7 @@ func (w *world) admit(t *rapid.T, wl *api.Workload) []api.WorkloadID {
 // checkInvariants: no queue above nominal + borrowing limit or above what it could ever
 // get, no cohort lending more than it has, usage = sum of the admitted workloads.
 func (w *world) checkInvariants(t *rapid.T) {
-	q := w.m.Quota()
+	q := w.m.Quota
 	sum := map[string]resources.Amount{}
 	for _, a := range q.AdmittedWorkloads() {
 		for _, u := range a.Usage {
@@ -169,7 +167,7 @@ func TestPropertyQuotaInvariants(t *testing.T) {
 		w := genWorld(t)
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
-			adm := w.m.Quota().AdmittedWorkloads()
+			adm := w.m.Quota.AdmittedWorkloads()
 			if len(adm) > 0 && rapid.IntRange(0, 3).Draw(t, "op") == 0 {
 				v := rapid.SampledFrom(adm).Draw(t, "finish")
 				if err := w.m.Release(v.ID); err != nil {
@@ -195,7 +193,7 @@ func TestNoPreemptionCycles(t *testing.T) {
 			preemptions += len(victims)
 			for _, vid := range victims {
 				v := *w.wls[vid]
-				a := w.m.Assign(&v)
+				a := w.m.assign(&v)
 				if a.Mode != Preempt {
 					continue
 				}

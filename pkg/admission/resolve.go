@@ -11,7 +11,7 @@ import (
 // Resolver answers the queue questions asked before any quota is looked at: which
 // ClusterQueue a workload's LocalQueue points at, whether that ClusterQueue's
 // namespaceSelector admits the workload's namespace, and whether a stop policy holds
-// either queue. It is the one place these rules live; the engine and Queues both ask it.
+// either queue. It is the one place these rules live; the engine's Scheduler asks it.
 type Resolver struct {
 	cqs        map[string]*api.ClusterQueue
 	selectors  map[string]labels.Selector
@@ -99,6 +99,8 @@ func (r *Resolver) Held(clusterQueue, localQueue string) (string, bool) {
 	}
 	return "", false
 }
+
+func held(p api.StopPolicy) bool { return p == api.StopHold || p == api.StopHoldAndDrain }
 
 // Draining reports whether the ClusterQueue or LocalQueue has stopPolicy HoldAndDrain:
 // its admitted workloads are evicted.

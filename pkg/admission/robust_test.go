@@ -4,39 +4,34 @@ import (
 	"fmt"
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
 )
 
-// TestPropertyDeterminism: two managers built from the same objects and fed the same
-// workloads make identical decisions (assignments, victims, heads), although maps
-// inside are iterated in random order.
+// TestPropertyDeterminism: two quota trees built from the same objects and fed the same
+// workloads make identical decisions (assignments, victims), although maps inside are
+// iterated in random order.
 func TestPropertyDeterminism(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := genWorld(t)
-		twin, err := NewManager(w.objs, w.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		twin := newAdmitter(t, w.objs, w.opts)
 		for step := rapid.IntRange(1, 25).Draw(t, "steps"); step > 0; step-- {
 			cq := rapid.SampledFrom(w.cqs).Draw(t, "cq")
-			wl := MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", step)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
+			wl := gt.MakeWorkload("ns-"+cq, fmt.Sprintf("w%d", step)).Priority(int32(rapid.IntRange(0, 3).Draw(t, "priority"))).
 				Request(gpu, fmt.Sprint(rapid.IntRange(1, 8).Draw(t, "size"))).Obj()
 			var got [2]string
-			for i, m := range []*Manager{w.m, twin} {
-				if _, err := m.Add(wl); err != nil {
-					t.Fatal(err)
-				}
-				a := m.Assign(wl)
+			for i, m := range []*admitter{w.m, twin} {
+				a := m.assign(wl)
 				res := m.FindVictims(wl, a, nil)
-				got[i] = fmt.Sprintf("%s|%v|%v|%s", a, a.PodSets[0].Tried, victimIDs(res), headIDs(m.Heads()))
+				got[i] = fmt.Sprintf("%s|%v|%v", a, a.PodSets[0].Tried, victimIDs(res))
 				for _, v := range res.Victims {
 					if err := m.Release(v.Workload); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if a = m.Assign(wl); a.Fits() {
+				if a = m.assign(wl); a.Fits() {
 					if err := m.Admit(wl, a); err != nil {
 						t.Fatal(err)
 					}
@@ -49,16 +44,9 @@ func TestPropertyDeterminism(t *testing.T) {
 	})
 }
 
-func headIDs(hs []Head) []api.WorkloadID {
-	var out []api.WorkloadID
-	for _, h := range hs {
-		out = append(out, h.Workload.ID())
-	}
-	return out
-}
-
 // TestPropertyBadInputNeverPanics: arbitrary (often invalid) objects give an error or a
-// manager, and any workload then gets an assignment with a reason; nothing panics.
+// quota tree and resolver, and any workload then gets an assignment with a reason;
+// nothing panics.
 func TestPropertyBadInputNeverPanics(t *testing.T) {
 	names := []string{"", "a", "b", "c"}
 	amount := func(t *rapid.T, label string) resources.Amount {
@@ -66,7 +54,7 @@ func TestPropertyBadInputNeverPanics(t *testing.T) {
 	}
 	rejected, built := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
-		objs := &api.Objects{Flavors: []api.ResourceFlavor{MakeFlavor("f").Obj()}}
+		objs := &api.Objects{Flavors: []api.ResourceFlavor{gt.MakeFlavor("f").Obj()}}
 		for i := rapid.IntRange(0, 3).Draw(t, "cohorts"); i > 0; i-- {
 			objs.Cohorts = append(objs.Cohorts, api.Cohort{Meta: api.Meta{Name: rapid.SampledFrom(names).Draw(t, "cohort")},
 				Parent: rapid.SampledFrom(names).Draw(t, "parent"), FairSharing: api.FairSharing{WeightMilli: int64(amount(t, "cw"))}})
@@ -86,9 +74,13 @@ func TestPropertyBadInputNeverPanics(t *testing.T) {
 				ResourceGroups: []api.ResourceGroup{{CoveredResources: []resources.Name{rq.Name}, Flavors: []api.FlavorQuotas{fq}}}}
 			cq.Preemption.WithinClusterQueue = api.PreemptLowerPriority
 			objs.ClusterQueues = append(objs.ClusterQueues, cq)
-			objs.LocalQueues = append(objs.LocalQueues, MakeLocalQueue("ns", cq.Name, cq.Name).Obj())
+			objs.LocalQueues = append(objs.LocalQueues, gt.MakeLocalQueue("ns", cq.Name, cq.Name).Obj())
 		}
-		m, err := NewManager(objs, Options{FairSharing: FairSharingConfig{Enabled: rapid.Bool().Draw(t, "fair")}})
+		q, err := NewQuota(objs, Options{FairSharing: FairSharingConfig{Enabled: rapid.Bool().Draw(t, "fair")}})
+		var r *Resolver
+		if err == nil {
+			r, err = NewResolver(objs)
+		}
 		if err != nil {
 			rejected++
 			if err.Error() == "" {
@@ -102,10 +94,8 @@ func TestPropertyBadInputNeverPanics(t *testing.T) {
 			wl.PodSets = append(wl.PodSets, api.PodSet{Name: "p", Count: int32(rapid.IntRange(-1, 3).Draw(t, "count")),
 				Requests: resources.Vector{rapid.SampledFrom([]resources.Name{gpu, resources.GPUMilli, resources.MIGResource("1g.10gb"), "cpu"}).Draw(t, "req"): amount(t, "amt")}})
 		}
-		if _, err := m.Add(wl); err != nil {
-			t.Fatal(err)
-		}
-		a := m.Assign(wl)
+		m := &admitter{Quota: q, res: r}
+		a := m.assign(wl)
 		if !a.Fits() && a.Code == ReasonNone && a.Mode != Preempt {
 			t.Fatalf("refusal without a reason code: %+v", a)
 		}
@@ -115,7 +105,6 @@ func TestPropertyBadInputNeverPanics(t *testing.T) {
 				t.Fatalf("Admit after a fitting Assign: %v", err)
 			}
 		}
-		m.Heads()
 	})
 	if rejected == 0 || built == 0 {
 		t.Fatalf("generator: %d rejected, %d built; want both kinds of input", rejected, built)

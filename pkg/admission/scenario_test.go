@@ -3,7 +3,9 @@ package admission
 import (
 	"strings"
 	"testing"
+	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -11,23 +13,23 @@ import (
 // Scenario tests for the behaviours Kueue's documentation describes.
 
 func TestBorrowUpToLimitThenReclaim(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").Cohort("c").Preemption(api.PreemptNever, api.PreemptAny).
-			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Borrow("4").Obj()).Obj(),
-		MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptAny).
-			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").Cohort("c").Preemption(api.PreemptNever, api.PreemptAny).
+			ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Borrow("4").Obj()).Obj(),
+		gt.MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptAny).
+			ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
-	mustAdmit(t, m, MakeWorkload("ns-a", "a1").CreatedAt(1).Request(gpu, "4").Obj(), Fit)
-	mustAdmit(t, m, MakeWorkload("ns-a", "a2").CreatedAt(2).Request(gpu, "4").Obj(), Fit)
-	mustAdmit(t, m, MakeWorkload("ns-a", "a3").CreatedAt(3).Request(gpu, "4").Obj(), Borrow)
-	if got := m.Quota().Borrowed("a", "h100", gpu); got != 4 {
+	m := newAdmitter(t, objs, Options{})
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "a1").Created(time.Second).Request(gpu, "4").Obj(), Fit)
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "a2").Created(2*time.Second).Request(gpu, "4").Obj(), Fit)
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "a3").Created(3*time.Second).Request(gpu, "4").Obj(), Borrow)
+	if got := m.Quota.Borrowed("a", "h100", gpu); got != 4 {
 		t.Fatalf("a borrows %d, want 4", got)
 	}
 
 	// The borrowing limit caps a at 12 even though b has 8 unused; nothing to preempt.
-	a4 := MakeWorkload("ns-a", "a4").CreatedAt(4).Request(gpu, "4").Obj()
-	got := m.Assign(a4)
+	a4 := gt.MakeWorkload("ns-a", "a4").Created(4*time.Second).Request(gpu, "4").Obj()
+	got := m.assign(a4)
 	if got.Mode != Preempt || !strings.Contains(got.PodSets[0].Tried[0].Reasons[0], "borrowing limit 4 reached") {
 		t.Fatalf("a4: mode %s, reasons %v; want Preempt with the borrowing limit explained", got.Mode, got.PodSets[0].Tried)
 	}
@@ -36,8 +38,8 @@ func TestBorrowUpToLimitThenReclaim(t *testing.T) {
 	}
 
 	// b needs its quota back: it reclaims the most recently admitted borrower, a3, only.
-	b1 := MakeWorkload("ns-b", "b1").CreatedAt(5).Request(gpu, "8").Obj()
-	ab := m.Assign(b1)
+	b1 := gt.MakeWorkload("ns-b", "b1").Created(5*time.Second).Request(gpu, "8").Obj()
+	ab := m.assign(b1)
 	if ab.Mode != Preempt {
 		t.Fatalf("b1: mode %s, want Preempt", ab.Mode)
 	}
@@ -55,92 +57,59 @@ func TestBorrowUpToLimitThenReclaim(t *testing.T) {
 }
 
 func TestLendingLimitKeepsQuotaPrivate(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Lend("2").Obj()).Obj(),
-		MakeClusterQueue("b").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Lend("2").Obj()).Obj(),
+		gt.MakeClusterQueue("b").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
+	m := newAdmitter(t, objs, Options{})
 	// b can reach its 4 plus the 2 a lends, never more.
-	if a := m.Assign(MakeWorkload("ns-b", "big").Request(gpu, "7").Obj()); a.Mode != NoFit || a.Code != ExceedsMaxQuota {
+	if a := m.assign(gt.MakeWorkload("ns-b", "big").Request(gpu, "7").Obj()); a.Mode != NoFit || a.Code != ExceedsMaxQuota {
 		t.Fatalf("7 GPUs in b: %s/%s, want NoFit/ExceedsMaxQuota", a.Mode, a.Code)
 	}
-	mustAdmit(t, m, MakeWorkload("ns-b", "b1").Request(gpu, "6").Obj(), Borrow)
+	mustAdmit(t, m, gt.MakeWorkload("ns-b", "b1").Request(gpu, "6").Obj(), Borrow)
 	// a's 6 private GPUs stay free for it although b borrows all it can.
-	mustAdmit(t, m, MakeWorkload("ns-a", "a1").Request(gpu, "6").Obj(), Fit)
-	if got := m.Quota().Available("a", "h100", gpu); got != 0 {
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "a1").Request(gpu, "6").Obj(), Fit)
+	if got := m.Quota.Available("a", "h100", gpu); got != 0 {
 		t.Fatalf("a available %d, want 0 (its lent 2 are in use by b)", got)
 	}
 }
 
-func TestStrictFIFOBlocksBestEffortSkips(t *testing.T) {
-	tests := []struct {
-		name     string
-		strategy api.QueueingStrategy
-		// wantNext is the head after the big workload is set aside ("" = none).
-		wantNext api.WorkloadID
-		// wantSmallCode is the small workload's status code meanwhile.
-		wantSmallCode ReasonCode
-	}{
-		{"StrictFIFO head blocks", api.StrictFIFO, "", BlockedByHead},
-		{"BestEffortFIFO skips", api.BestEffortFIFO, "ns-a/small", ReasonNone},
+// A workload that does not fit waits for quota while a smaller one fits beside it, and
+// fits once capacity is freed. Whether the smaller one may go first (BestEffortFIFO) or
+// waits behind it (StrictFIFO) is the engine's queueing (its TestCycleOutcomes).
+func TestWaitingForQuotaUntilRelease(t *testing.T) {
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(gpuCQ("a").Obj()).Obj()
+	m := newAdmitter(t, objs, Options{})
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "running").Request(gpu, "6").Obj(), Fit)
+	big := gt.MakeWorkload("ns-a", "big").Created(time.Second).Request(gpu, "4").Obj()
+	small := gt.MakeWorkload("ns-a", "small").Created(2*time.Second).Request(gpu, "2").Obj()
+	if a := m.assign(big); a.Mode != NoFit || a.Code != WaitingForQuota {
+		t.Fatalf("big: %s/%s, want NoFit/WaitingForQuota", a.Mode, a.Code)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-				MakeClusterQueue("a").Strategy(tt.strategy).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
-			).Obj()
-			m := newManager(t, objs, Options{})
-			mustAdmit(t, m, MakeWorkload("ns-a", "running").Request(gpu, "6").Obj(), Fit)
-			big := MakeWorkload("ns-a", "big").CreatedAt(1).Request(gpu, "4").Obj()
-			small := MakeWorkload("ns-a", "small").CreatedAt(2).Request(gpu, "2").Obj()
-			for _, w := range []*api.Workload{small, big} {
-				if _, err := m.Add(w); err != nil {
-					t.Fatal(err)
-				}
-			}
-			heads := m.Heads()
-			if len(heads) != 1 || heads[0].Workload.ID() != big.ID() {
-				t.Fatalf("heads %v, want big first", heads)
-			}
-			a := m.Assign(big)
-			if a.Mode != NoFit || a.Code != WaitingForQuota {
-				t.Fatalf("big: %s/%s, want NoFit/WaitingForQuota", a.Mode, a.Code)
-			}
-			m.SetInadmissible(big.ID(), a.Code, a.Message)
-			heads = m.Heads()
-			var next api.WorkloadID
-			if len(heads) > 0 {
-				next = heads[0].Workload.ID()
-			}
-			if next != tt.wantNext {
-				t.Fatalf("next head %q, want %q", next, tt.wantNext)
-			}
-			if st, _ := m.Status(small.ID()); st.Code != tt.wantSmallCode {
-				t.Fatalf("small status %s, want %s", st.Code, tt.wantSmallCode)
-			}
-			// Capacity freed: big is back at the head, whichever the strategy.
-			if err := m.Release("ns-a/running"); err != nil {
-				t.Fatal(err)
-			}
-			if heads = m.Heads(); len(heads) != 1 || heads[0].Workload.ID() != big.ID() {
-				t.Fatalf("after release heads %v, want big", heads)
-			}
-		})
+	if a := m.assign(small); a.Mode != Fit {
+		t.Fatalf("small: %s (%s), want Fit beside the running workload", a.Mode, a.Message)
+	}
+	// Capacity freed: big fits.
+	if err := m.Release("ns-a/running"); err != nil {
+		t.Fatal(err)
+	}
+	if a := m.assign(big); a.Mode != Fit {
+		t.Fatalf("big after release: %s (%s), want Fit", a.Mode, a.Message)
 	}
 }
 
 func TestFlavorFallbackH100ToA100(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj(), MakeFlavor("a100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").ResourceGroup(
-			MakeFlavorQuotas("h100").Resource(gpu, "8").Obj(),
-			MakeFlavorQuotas("a100").Resource(gpu, "8").Obj()).Obj(),
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj(), gt.MakeFlavor("a100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").ResourceGroup(
+			gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj(),
+			gt.MakeFlavorQuotas("a100").Resource(gpu, "8").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
-	a := mustAdmit(t, m, MakeWorkload("ns-a", "w1").Request(gpu, "6").Obj(), Fit)
+	m := newAdmitter(t, objs, Options{})
+	a := mustAdmit(t, m, gt.MakeWorkload("ns-a", "w1").Request(gpu, "6").Obj(), Fit)
 	if f := a.PodSets[0].Flavor(gpu); f != "h100" {
 		t.Fatalf("w1 flavor %s, want h100", f)
 	}
-	a = mustAdmit(t, m, MakeWorkload("ns-a", "w2").Request(gpu, "4").Obj(), Fit)
+	a = mustAdmit(t, m, gt.MakeWorkload("ns-a", "w2").Request(gpu, "4").Obj(), Fit)
 	if f := a.PodSets[0].Flavor(gpu); f != "a100" {
 		t.Fatalf("w2 flavor %s, want a100", f)
 	}
@@ -163,16 +132,16 @@ func TestWhenCanBorrow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj(), MakeFlavor("a100").Obj()).ClusterQueues(
-				MakeClusterQueue("a").Cohort("c").Fungibility(tt.policy, api.TryNextFlavor).ResourceGroup(
-					MakeFlavorQuotas("h100").Resource(gpu, "2").Obj(),
-					MakeFlavorQuotas("a100").Resource(gpu, "8").Obj()).Obj(),
-				MakeClusterQueue("b").Cohort("c").ResourceGroup(
-					MakeFlavorQuotas("h100").Resource(gpu, "8").Obj(),
-					MakeFlavorQuotas("a100").Resource(gpu, "0").Obj()).Obj(),
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj(), gt.MakeFlavor("a100").Obj()).ClusterQueues(
+				gt.MakeClusterQueue("a").Cohort("c").Fungibility(tt.policy, api.TryNextFlavor).ResourceGroup(
+					gt.MakeFlavorQuotas("h100").Resource(gpu, "2").Obj(),
+					gt.MakeFlavorQuotas("a100").Resource(gpu, "8").Obj()).Obj(),
+				gt.MakeClusterQueue("b").Cohort("c").ResourceGroup(
+					gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj(),
+					gt.MakeFlavorQuotas("a100").Resource(gpu, "0").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{})
-			a := m.Assign(MakeWorkload("ns-a", "w").Request(gpu, "4").Obj())
+			m := newAdmitter(t, objs, Options{})
+			a := m.assign(gt.MakeWorkload("ns-a", "w").Request(gpu, "4").Obj())
 			if a.Mode != tt.wantMode || a.PodSets[0].Flavor(gpu) != tt.wantFlavor {
 				t.Fatalf("got %s in %s, want %s in %s", a.Mode, a.PodSets[0].Flavor(gpu), tt.wantMode, tt.wantFlavor)
 			}
@@ -201,15 +170,15 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-				MakeClusterQueue("a").Preemption(tt.policy, api.PreemptNever).
-					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+				gt.MakeClusterQueue("a").Preemption(tt.policy, api.PreemptNever).
+					ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{})
-			mustAdmit(t, m, MakeWorkload("ns-a", "low1").Priority(1).CreatedAt(10).Request(gpu, "4").Obj(), Fit)
-			mustAdmit(t, m, MakeWorkload("ns-a", "low2").Priority(1).CreatedAt(20).Request(gpu, "4").Obj(), Fit)
-			p := MakeWorkload("ns-a", "p").Priority(tt.priority).CreatedAt(tt.created).Request(gpu, "4").Obj()
-			a := m.Assign(p)
+			m := newAdmitter(t, objs, Options{})
+			mustAdmit(t, m, gt.MakeWorkload("ns-a", "low1").Priority(1).Created(10*time.Second).Request(gpu, "4").Obj(), Fit)
+			mustAdmit(t, m, gt.MakeWorkload("ns-a", "low2").Priority(1).Created(20*time.Second).Request(gpu, "4").Obj(), Fit)
+			p := gt.MakeWorkload("ns-a", "p").Priority(tt.priority).Created(time.Duration(tt.created)*time.Second).Request(gpu, "4").Obj()
+			a := m.assign(p)
 			if tt.policy == api.PreemptNever {
 				if a.Mode != NoFit || a.Code != WaitingForQuota {
 					t.Fatalf("mode %s/%s, want NoFit/WaitingForQuota when preemption is off", a.Mode, a.Code)
@@ -225,16 +194,16 @@ func TestPreemptionWithinClusterQueue(t *testing.T) {
 }
 
 func TestReclaimRespectsPriorityAndProtection(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
-		MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
-			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+		gt.MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
+			ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "8").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
-	mustAdmit(t, m, MakeWorkload("ns-a", "hi").Priority(9).Request(gpu, "4").Obj(), Borrow)
-	mustAdmit(t, m, MakeWorkload("ns-a", "lo").Priority(0).Request(gpu, "4").Obj(), Borrow)
-	p := MakeWorkload("ns-b", "p").Priority(5).Request(gpu, "4").Obj()
-	a := m.Assign(p)
+	m := newAdmitter(t, objs, Options{})
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "hi").Priority(9).Request(gpu, "4").Obj(), Borrow)
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "lo").Priority(0).Request(gpu, "4").Obj(), Borrow)
+	p := gt.MakeWorkload("ns-b", "p").Priority(5).Request(gpu, "4").Obj()
+	a := m.assign(p)
 	if res := m.FindVictims(p, a, nil); !sameIDs(victimIDs(res), []api.WorkloadID{"ns-a/lo"}) {
 		t.Fatalf("victims %v, want only the lower-priority borrower", victimIDs(res))
 	}
@@ -245,31 +214,20 @@ func TestReclaimRespectsPriorityAndProtection(t *testing.T) {
 }
 
 func TestFairShareOrderingByWeight(t *testing.T) {
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-		MakeClusterQueue("lender").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "12").Obj()).Obj(),
-		MakeClusterQueue("a").Cohort("c").Weight(1000).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
-		MakeClusterQueue("b").Cohort("c").Weight(3000).ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("lender").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "12").Obj()).Obj(),
+		gt.MakeClusterQueue("a").Cohort("c").Weight(1000).ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
+		gt.MakeClusterQueue("b").Cohort("c").Weight(3000).ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
-	mustAdmit(t, m, MakeWorkload("ns-a", "a1").Request(gpu, "3").Obj(), Borrow)
-	mustAdmit(t, m, MakeWorkload("ns-b", "b1").Request(gpu, "3").Obj(), Borrow)
+	m := newAdmitter(t, objs, Options{FairSharing: FairSharingConfig{Enabled: true}})
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "a1").Request(gpu, "3").Obj(), Borrow)
+	mustAdmit(t, m, gt.MakeWorkload("ns-b", "b1").Request(gpu, "3").Obj(), Borrow)
 	// Both borrow 3 of 12: share 250 for a (weight 1) and 83 for b (weight 3).
-	if sa, sb := m.Quota().Share("a"), m.Quota().Share("b"); sa != 250 || sb != 83 {
+	if sa, sb := m.Quota.Share("a"), m.Quota.Share("b"); sa != 250 || sb != 83 {
 		t.Fatalf("shares a=%d b=%d, want 250 and 83", sa, sb)
 	}
-	// a's pending workload is older and has higher priority, yet b goes first.
-	for _, w := range []*api.Workload{
-		MakeWorkload("ns-a", "a2").Priority(5).CreatedAt(1).Request(gpu, "1").Obj(),
-		MakeWorkload("ns-b", "b2").CreatedAt(2).Request(gpu, "1").Obj(),
-	} {
-		if _, err := m.Add(w); err != nil {
-			t.Fatal(err)
-		}
-	}
-	heads := m.Heads()
-	if len(heads) != 2 || heads[0].ClusterQueue != "b" || heads[1].ClusterQueue != "a" {
-		t.Fatalf("heads %v, want b then a", heads)
-	}
+	// The engine orders pending workloads of equal priority by these shares (its
+	// TestCycleDeterministic).
 }
 
 func TestHierarchicalCohortLendsAcrossSubtrees(t *testing.T) {
@@ -285,30 +243,30 @@ func TestHierarchicalCohortLendsAcrossSubtrees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			teamA := MakeCohort("teamA").Parent("org")
+			teamA := gt.MakeCohort("teamA").Parent("org")
 			if tt.teamALend != "" {
-				teamA.ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "0").Lend(tt.teamALend).Obj())
+				teamA.ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "0").Lend(tt.teamALend).Obj())
 			}
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).
-				Cohorts(teamA.Obj(), MakeCohort("teamB").Parent("org").Obj()).
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).
+				Cohorts(teamA.Obj(), gt.MakeCohort("teamB").Parent("org").Obj()).
 				ClusterQueues(
-					MakeClusterQueue("a1").Cohort("teamA").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
-					MakeClusterQueue("a2").Cohort("teamA").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
-					MakeClusterQueue("b1").Cohort("teamB").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+					gt.MakeClusterQueue("a1").Cohort("teamA").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+					gt.MakeClusterQueue("a2").Cohort("teamA").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
+					gt.MakeClusterQueue("b1").Cohort("teamB").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "4").Obj()).Obj(),
 				).Obj()
-			m := newManager(t, objs, Options{})
-			over := MakeWorkload("ns-b1", "over").Request(gpu, "1").Obj()
+			m := newAdmitter(t, objs, Options{})
+			over := gt.MakeWorkload("ns-b1", "over").Request(gpu, "1").Obj()
 			over.PodSets[0].Count = int32(tt.wantMax) + 1
-			if a := m.Assign(over); a.Code != ExceedsMaxQuota {
+			if a := m.assign(over); a.Code != ExceedsMaxQuota {
 				t.Fatalf("%d GPUs: %s/%s, want ExceedsMaxQuota", tt.wantMax+1, a.Mode, a.Code)
 			}
-			w := MakeWorkload("ns-b1", "w").Request(gpu, "1").Obj()
+			w := gt.MakeWorkload("ns-b1", "w").Request(gpu, "1").Obj()
 			w.PodSets[0].Count = int32(tt.wantMax)
 			mustAdmit(t, m, w, Borrow)
-			if got := m.Quota().Borrowed("b1", "h100", gpu); got != tt.wantMax-4 {
+			if got := m.Quota.Borrowed("b1", "h100", gpu); got != tt.wantMax-4 {
 				t.Fatalf("b1 borrowed %d, want %d", got, tt.wantMax-4)
 			}
-			if got := m.Quota().CohortUsage("org", "h100", gpu); got != tt.wantMax {
+			if got := m.Quota.CohortUsage("org", "h100", gpu); got != tt.wantMax {
 				t.Fatalf("org usage %d, want %d", got, tt.wantMax)
 			}
 		})
@@ -332,20 +290,20 @@ func TestBorrowWithinCohort(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			zero := int32(0)
-			objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-				MakeClusterQueue("l").Cohort("c").Preemption(api.PreemptNever, api.PreemptAny).
-					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "1").Obj()).Obj(),
-				MakeClusterQueue("p").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
+			objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+				gt.MakeClusterQueue("l").Cohort("c").Preemption(api.PreemptNever, api.PreemptAny).
+					ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "1").Obj()).Obj(),
+				gt.MakeClusterQueue("p").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
 					BorrowWithinCohort(api.PreemptLowerPriority, &zero).
-					ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "3").Obj()).Obj(),
-				MakeClusterQueue("idle").Cohort("c").ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "5").Obj()).Obj(),
+					ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "3").Obj()).Obj(),
+				gt.MakeClusterQueue("idle").Cohort("c").ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "5").Obj()).Obj(),
 			).Obj()
-			m := newManager(t, objs, Options{})
-			mustAdmit(t, m, MakeWorkload("ns-l", "a").Request(gpu, tt.a).Obj(), Borrow)
-			mustAdmit(t, m, MakeWorkload("ns-l", "b").Request(gpu, tt.b).Obj(), Borrow)
-			mustAdmit(t, m, MakeWorkload("ns-idle", "i").Request(gpu, "1").Obj(), Fit)
-			p := MakeWorkload("ns-p", "p").Priority(1).Request(gpu, tt.need).Obj()
-			res := m.FindVictims(p, m.Assign(p), nil)
+			m := newAdmitter(t, objs, Options{})
+			mustAdmit(t, m, gt.MakeWorkload("ns-l", "a").Request(gpu, tt.a).Obj(), Borrow)
+			mustAdmit(t, m, gt.MakeWorkload("ns-l", "b").Request(gpu, tt.b).Obj(), Borrow)
+			mustAdmit(t, m, gt.MakeWorkload("ns-idle", "i").Request(gpu, "1").Obj(), Fit)
+			p := gt.MakeWorkload("ns-p", "p").Priority(1).Request(gpu, tt.need).Obj()
+			res := m.FindVictims(p, m.assign(p), nil)
 			if !sameIDs(victimIDs(res), tt.want) {
 				t.Fatalf("victims %v, want %v (%s)", victimIDs(res), tt.want, res.Message)
 			}
@@ -361,18 +319,18 @@ func TestBorrowWithinCohort(t *testing.T) {
 // the borrowing preemptor, so the victim set is refused.
 func TestBorrowWithinCohortCountsInQueuePreemption(t *testing.T) {
 	two := int32(2)
-	objs := MakeObjects().Flavors(MakeFlavor("h100").Obj()).ClusterQueues(
-		MakeClusterQueue("a").Cohort("c").Preemption(api.PreemptLowerOrNewerEqualPriority, api.PreemptAny).
-			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "6").Obj()).Obj(),
-		MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
+	objs := gt.MakeObjects().Flavors(gt.MakeFlavor("h100").Obj()).ClusterQueues(
+		gt.MakeClusterQueue("a").Cohort("c").Preemption(api.PreemptLowerOrNewerEqualPriority, api.PreemptAny).
+			ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "6").Obj()).Obj(),
+		gt.MakeClusterQueue("b").Cohort("c").Preemption(api.PreemptNever, api.PreemptLowerPriority).
 			BorrowWithinCohort(api.PreemptLowerPriority, &two).
-			ResourceGroup(MakeFlavorQuotas("h100").Resource(gpu, "1").Obj()).Obj(),
+			ResourceGroup(gt.MakeFlavorQuotas("h100").Resource(gpu, "1").Obj()).Obj(),
 	).Obj()
-	m := newManager(t, objs, Options{})
-	mustAdmit(t, m, MakeWorkload("ns-a", "newer").Priority(2).CreatedAt(1).Request(gpu, "1").Obj(), Fit)
-	mustAdmit(t, m, MakeWorkload("ns-a", "older").Priority(2).CreatedAt(0).Request(gpu, "6").Obj(), Borrow)
-	p := MakeWorkload("ns-b", "p").Priority(3).Request(gpu, "2").Obj()
-	if res := m.FindVictims(p, m.Assign(p), nil); len(res.Victims) != 0 {
+	m := newAdmitter(t, objs, Options{})
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "newer").Priority(2).Created(time.Second).Request(gpu, "1").Obj(), Fit)
+	mustAdmit(t, m, gt.MakeWorkload("ns-a", "older").Priority(2).Created(0*time.Second).Request(gpu, "6").Obj(), Borrow)
+	p := gt.MakeWorkload("ns-b", "p").Priority(3).Request(gpu, "2").Obj()
+	if res := m.FindVictims(p, m.assign(p), nil); len(res.Victims) != 0 {
 		t.Fatalf("victims %v, want none: a/older could take its quota straight back", victimIDs(res))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
@@ -16,8 +17,8 @@ import (
 // h100Queue creates a node with gpus H100s, the h100 flavor, ClusterQueue cq with
 // quota GPUs of it, and LocalQueue "lq" of the test's namespace pointing at cq.
 func (f *fixture) h100Queue(node string, gpus int, cq, quota string) {
-	f.create(MakeNode(node).H100(gpus).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue(cq).Quota("h100", "nvidia.com/gpu", quota).Obj(), MakeLocalQueue("lq", "", cq))
+	f.create(k8s.MakeNode(node).H100(gpus).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue(cq).Quota("h100", "nvidia.com/gpu", quota).Obj(), k8s.MakeLocalQueue("", "lq", cq).Obj())
 }
 
 // TestQueueChangeReachesNextPass: a Job over its ClusterQueue's quota waits; raising
@@ -26,7 +27,7 @@ func TestQueueChangeReachesNextPass(t *testing.T) {
 	f := newFixture(t)
 	f.h100Queue("qc-1", 4, "qc-cq", "2")
 	f.startController()
-	f.create(MakeJob("big", "").Queue("lq").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "big").Queue("lq").Pods(1).GPUs("4").Obj())
 	f.eventually(20*time.Second, "big pending on quota", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("big"))
 		if wl == nil {
@@ -111,7 +112,7 @@ func TestPassesMakeNoListCalls(t *testing.T) {
 		t.Fatalf("no List recorded at start-up; the informers list, so the log does not see requests")
 	}
 	before := f.passCount()
-	f.create(MakeJob("j", "").Queue("lq").Pods(2).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "j").Queue("lq").Pods(2).GPUs("2").Obj())
 	f.waitBound("j", 2)
 	if passes := f.passCount() - before; passes < 2 {
 		t.Fatalf("%d passes ran; want several", passes)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -34,11 +35,11 @@ func queueNames(w *world) (cqs, lqs []string) {
 // LocalQueue asks for a pass.
 func TestCacheConvertsQueueObjectsOncePerChange(t *testing.T) {
 	c := newStateCache()
-	cq := MakeClusterQueue("cq").Quota("h100", "nvidia.com/gpu", "8").Obj()
+	cq := k8s.MakeClusterQueue("cq").Quota("h100", "nvidia.com/gpu", "8").Obj()
 	cq.Generation, cq.ResourceVersion = 1, "1"
-	c.apply(MakeFlavor("h100"))
+	c.apply(k8s.MakeFlavor("h100").Obj())
 	c.apply(cq)
-	c.apply(MakeLocalQueue("lq", "ns", "cq"))
+	c.apply(k8s.MakeLocalQueue("ns", "lq", "cq").Obj())
 	step := func(what string, want int) *world {
 		t.Helper()
 		var w *world
@@ -83,7 +84,7 @@ func TestCacheConvertsQueueObjectsOncePerChange(t *testing.T) {
 	}
 	step("two namespaces", 4)
 
-	c.remove(toolscache.DeletedFinalStateUnknown{Key: "ns/lq", Obj: MakeLocalQueue("lq", "ns", "cq")})
+	c.remove(toolscache.DeletedFinalStateUnknown{Key: "ns/lq", Obj: k8s.MakeLocalQueue("ns", "lq", "cq").Obj()})
 	w = step("deleting the LocalQueue", 5)
 	if _, lqs := queueNames(w); len(lqs) != 0 {
 		t.Errorf("LocalQueues %v after the delete, want none", lqs)
@@ -95,13 +96,13 @@ func TestCacheConvertsQueueObjectsOncePerChange(t *testing.T) {
 // and fixing it brings it back.
 func TestCacheBadClusterQueueLeftOut(t *testing.T) {
 	c := newStateCache()
-	bad := MakeClusterQueue("bad").Quota("h100", "nvidia.com/gpu", "8").Obj()
+	bad := k8s.MakeClusterQueue("bad").Quota("h100", "nvidia.com/gpu", "8").Obj()
 	bad.Spec.QueueingStrategy = "Random"
-	c.apply(MakeFlavor("h100"))
-	c.apply(MakeClusterQueue("good").Quota("h100", "nvidia.com/gpu", "8").Obj())
+	c.apply(k8s.MakeFlavor("h100").Obj())
+	c.apply(k8s.MakeClusterQueue("good").Quota("h100", "nvidia.com/gpu", "8").Obj())
 	c.apply(bad)
-	c.apply(MakeLocalQueue("lq-good", "ns", "good"))
-	c.apply(MakeLocalQueue("lq-bad", "ns", "bad"))
+	c.apply(k8s.MakeLocalQueue("ns", "lq-good", "good").Obj())
+	c.apply(k8s.MakeLocalQueue("ns", "lq-bad", "bad").Obj())
 
 	w := c.snapshot()
 	cqs, lqs := queueNames(w)
@@ -131,10 +132,10 @@ func TestCacheBadClusterQueueLeftOut(t *testing.T) {
 // out with a warning naming it.
 func TestCacheNodes(t *testing.T) {
 	c := newStateCache()
-	n := MakeNode("n1").H100(4).Obj()
+	n := k8s.MakeNode("n1").H100(4).Obj()
 	n.ResourceVersion = "1"
 	c.apply(n)
-	bad := MakeNode("n0").Label("gantry.dev/capacity-type", "free").Obj()
+	bad := k8s.MakeNode("n0").Label("gantry.dev/capacity-type", "free").Obj()
 	c.apply(bad)
 	w := c.snapshot()
 	if len(w.nodes) != 1 || w.nodes[w.nodeIndex["n1"]].GPUCount() != 4 || len(w.unhealthy) != 0 {
@@ -168,7 +169,7 @@ func TestCacheNodes(t *testing.T) {
 
 // workloadAt is a Workload at resourceVersion rv, admitted by cq when cq is set.
 func workloadAt(name, rv, cq string) *v1alpha1.Workload {
-	wl := MakeWorkload(name).Obj()
+	wl := k8s.MakeWorkload("ns", name).Obj()
 	wl.ResourceVersion = rv
 	if cq != "" {
 		wl.Status.Admission = &v1alpha1.Admission{ClusterQueue: cq}
@@ -276,7 +277,7 @@ func TestCachePodsIndexed(t *testing.T) {
 		}
 		c.apply(p)
 	}
-	wl := MakeWorkload("job-a").Obj()
+	wl := k8s.MakeWorkload("ns", "job-a").Obj()
 	wl.Spec.Owner = &v1alpha1.WorkloadOwner{Kind: "Job", Name: "a"}
 	podNames := func(ps []*corev1.Pod) []string {
 		var out []string
@@ -321,7 +322,7 @@ func TestCachePodsIndexed(t *testing.T) {
 // name; deletes take effect.
 func TestCachePriorities(t *testing.T) {
 	c := newStateCache()
-	c.apply(MakePriorityClass("high", 1000))
+	c.apply(k8s.MakePriorityClass("high", 1000).Obj())
 	podClass := func(name string, v int32) *schedulingv1.PriorityClass {
 		return &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: v}
 	}
@@ -330,7 +331,7 @@ func TestCachePriorities(t *testing.T) {
 	if got := c.snapshot().priorities; !reflect.DeepEqual(got, map[string]int32{"high": 1000, "system": 7}) {
 		t.Errorf("priorities = %v, want high 1000 (the WorkloadPriorityClass) and system 7", got)
 	}
-	c.remove(MakePriorityClass("high", 1000))
+	c.remove(k8s.MakePriorityClass("high", 1000).Obj())
 	c.remove(podClass("system", 7))
 	if got := c.snapshot().priorities; !reflect.DeepEqual(got, map[string]int32{"high": 5}) {
 		t.Errorf("priorities = %v after the deletes, want high 5", got)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -47,7 +48,7 @@ func feedScheduler(t *testing.T) (*engine.Scheduler, *admission.Quota, *cluster.
 // trackedGPUs is a pending Workload ns/name of one pod with gpus GPUs, converted.
 func trackedGPUs(t *testing.T, f *feeder, name string, gpus int64, generation int64) *tracked {
 	t.Helper()
-	obj := MakeWorkload(name).Obj()
+	obj := k8s.MakeWorkload("ns", name).Obj()
 	obj.Generation = generation
 	obj.Spec.PodSets[0].Requests = corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)}
 	model, err := f.model(&obj, 0)

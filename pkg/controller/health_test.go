@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,10 +46,10 @@ func TestUnhealthyGPUs(t *testing.T) {
 // readmitted on healthy GPUs only.
 func TestUnhealthyDeviceRequeuesGang(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("hl-1").H100(4).Obj(), MakeNode("hl-2").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("hl-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), MakeLocalQueue("lq", "", "hl-cq"))
+	f.create(k8s.MakeNode("hl-1").H100(4).Obj(), k8s.MakeNode("hl-2").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("hl-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "hl-cq").Obj())
 	f.startController()
-	f.create(MakeJob("train", "").Queue("lq").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "train").Queue("lq").Pods(1).GPUs("4").Obj())
 	first := f.waitBound("train", 1)[0].Spec.NodeName
 
 	var node corev1.Node
@@ -81,11 +82,11 @@ func TestUnhealthyDeviceRequeuesGang(t *testing.T) {
 // PDB is gone the victim is evicted and the preemptor runs.
 func TestEvictionRespectsPodDisruptionBudget(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("pdb-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("pdb-cq").Quota("h100", "nvidia.com/gpu", "4").Preemption("LowerPriority", "Never").Obj(),
-		MakeLocalQueue("lq", "", "pdb-cq"), MakePriorityClass("low", 10), MakePriorityClass("high", 1000))
+	f.create(k8s.MakeNode("pdb-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("pdb-cq").Quota("h100", "nvidia.com/gpu", "4").Preemption("LowerPriority", "Never").Obj(),
+		k8s.MakeLocalQueue("", "lq", "pdb-cq").Obj(), k8s.MakePriorityClass("low", 10).Obj(), k8s.MakePriorityClass("high", 1000).Obj())
 	f.startController()
-	f.create(MakeJob("low", "").Queue("lq").Priority("low").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "low").Queue("lq").Priority("low").Pods(1).GPUs("4").Obj())
 	low := f.waitBound("low", 1)[0]
 	// The pod is Ready (healthy), and the PDB's status, which no disruption controller
 	// writes here, allows no disruption: every eviction is refused.
@@ -103,7 +104,7 @@ func TestEvictionRespectsPodDisruptionBudget(t *testing.T) {
 	if err := f.c.Status().Update(f.ctx, pdb); err != nil {
 		t.Fatal(err)
 	}
-	f.create(MakeJob("high", "").Queue("lq").Priority("high").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "high").Queue("lq").Priority("high").Pods(1).GPUs("4").Obj())
 	f.eventually(20*time.Second, "EvictionBlocked event", func() (bool, string) {
 		return f.hasEvent(WorkloadNameForJob("low"), ReasonEvictionBlocked, "PodDisruptionBudget"), "no event yet"
 	})

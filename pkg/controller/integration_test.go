@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,13 +18,13 @@ import (
 // own GPUs written in the device annotation.
 func TestJobGangAllOrNothing(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("gang-1").H100(4).Obj(), MakeNode("gang-2").H100(4).Obj(),
-		MakeFlavor("h100"), MakeClusterQueue("gang-cq").Quota("h100", "nvidia.com/gpu", "16").Obj(),
-		MakeLocalQueue("lq", "", "gang-cq"))
+	f.create(k8s.MakeNode("gang-1").H100(4).Obj(), k8s.MakeNode("gang-2").H100(4).Obj(),
+		k8s.MakeFlavor("h100").Obj(), k8s.MakeClusterQueue("gang-cq").Quota("h100", "nvidia.com/gpu", "16").Obj(),
+		k8s.MakeLocalQueue("", "lq", "gang-cq").Obj())
 	f.startController()
 
 	// 4 pods × 3 GPUs: quota allows it, but only one such pod fits per 4-GPU node.
-	f.create(MakeJob("too-big", "").Queue("lq").Pods(4).GPUs("3").Obj())
+	f.create(k8s.MakeJob("", "too-big").Queue("lq").Pods(4).GPUs("3").Obj())
 	f.eventually(20*time.Second, "too-big rejected by placement", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("too-big"))
 		if wl == nil {
@@ -48,7 +49,7 @@ func TestJobGangAllOrNothing(t *testing.T) {
 	}
 
 	// 4 pods × 2 GPUs fill both nodes exactly.
-	f.create(MakeJob("fits", "").Queue("lq").Pods(4).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "fits").Queue("lq").Pods(4).GPUs("2").Obj())
 	pods := f.waitBound("fits", 4)
 	perNode := map[string]int{}
 	for _, p := range pods {
@@ -72,14 +73,14 @@ func TestJobGangAllOrNothing(t *testing.T) {
 // admitted again.
 func TestPreemptionEvictsRequeuesAndReadmits(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("pre-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("pre-cq").Quota("h100", "nvidia.com/gpu", "4").Preemption("LowerPriority", "Never").Obj(),
-		MakeLocalQueue("lq", "", "pre-cq"), MakePriorityClass("low", 10), MakePriorityClass("high", 1000))
+	f.create(k8s.MakeNode("pre-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("pre-cq").Quota("h100", "nvidia.com/gpu", "4").Preemption("LowerPriority", "Never").Obj(),
+		k8s.MakeLocalQueue("", "lq", "pre-cq").Obj(), k8s.MakePriorityClass("low", 10).Obj(), k8s.MakePriorityClass("high", 1000).Obj())
 	f.startController()
 
-	f.create(MakeJob("low", "").Queue("lq").Priority("low").Pods(2).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "low").Queue("lq").Priority("low").Pods(2).GPUs("2").Obj())
 	f.waitBound("low", 2)
-	f.create(MakeJob("high", "").Queue("lq").Priority("high").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "high").Queue("lq").Priority("high").Pods(1).GPUs("4").Obj())
 
 	f.eventually(20*time.Second, "low evicted", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("low"))
@@ -108,13 +109,13 @@ func TestPreemptionEvictsRequeuesAndReadmits(t *testing.T) {
 // a's borrowing workload is preempted and b's runs.
 func TestCohortBorrowAndReclaim(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("co-1").H100(4).Obj(), MakeNode("co-2").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("cq-a").Cohort("co").Quota("h100", "nvidia.com/gpu", "4").Preemption("Never", "Any").Obj(),
-		MakeClusterQueue("cq-b").Cohort("co").Quota("h100", "nvidia.com/gpu", "4").Preemption("Never", "Any").Obj(),
-		MakeLocalQueue("lq-a", "", "cq-a"), MakeLocalQueue("lq-b", "", "cq-b"))
+	f.create(k8s.MakeNode("co-1").H100(4).Obj(), k8s.MakeNode("co-2").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("cq-a").Cohort("co").Quota("h100", "nvidia.com/gpu", "4").Preemption("Never", "Any").Obj(),
+		k8s.MakeClusterQueue("cq-b").Cohort("co").Quota("h100", "nvidia.com/gpu", "4").Preemption("Never", "Any").Obj(),
+		k8s.MakeLocalQueue("", "lq-a", "cq-a").Obj(), k8s.MakeLocalQueue("", "lq-b", "cq-b").Obj())
 	f.startController()
 
-	f.create(MakeJob("borrower", "").Queue("lq-a").Pods(2).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "borrower").Queue("lq-a").Pods(2).GPUs("4").Obj())
 	f.waitBound("borrower", 2)
 	if msg := f.workload(WorkloadNameForJob("borrower")).Status.Message; !strings.Contains(msg, "borrowing") {
 		t.Errorf("borrower admission message %q does not say it borrows", msg)
@@ -126,7 +127,7 @@ func TestCohortBorrowAndReclaim(t *testing.T) {
 		}
 		return cq.Status.Usage == "h100 nvidia.com/gpu 8/4 (4 borrowed)" && cq.Status.AdmittedWorkloads == 1, cq.Status.Usage
 	})
-	f.create(MakeJob("owner", "").Queue("lq-b").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "owner").Queue("lq-b").Pods(1).GPUs("4").Obj())
 	f.waitBound("owner", 1)
 	wl := f.workload(WorkloadNameForJob("borrower"))
 	if !meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadEvicted) || wl.Status.Admission != nil {

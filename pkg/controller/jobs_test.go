@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,16 +14,16 @@ import (
 func TestWorkloadForJob(t *testing.T) {
 	cases := []struct {
 		name string
-		job  *jobWrapper
+		job  *k8s.JobWrapper
 		// wantQueue, wantCount: the workload's queue and pod count; wantErr: a substring
 		// of the error when the job cannot be represented.
 		wantQueue string
 		wantCount int32
 		wantErr   string
 	}{
-		{name: "gantry label", job: MakeJob("a", "ns").Queue("q").Pods(4), wantQueue: "q", wantCount: 4},
-		{name: "kueue label", job: MakeJob("a", "ns").KueueQueue("kq").Pods(2), wantQueue: "kq", wantCount: 2},
-		{name: "no label", job: MakeJob("a", "ns"), wantErr: "job ns/a: metadata.labels: no gantry.dev/queue-name"},
+		{name: "gantry label", job: k8s.MakeJob("ns", "a").Queue("q").Pods(4), wantQueue: "q", wantCount: 4},
+		{name: "kueue label", job: k8s.MakeJob("ns", "a").KueueQueue("kq").Pods(2), wantQueue: "kq", wantCount: 2},
+		{name: "no label", job: k8s.MakeJob("ns", "a"), wantErr: "job ns/a: metadata.labels: no gantry.dev/queue-name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestWorkloadForJob(t *testing.T) {
 // TestWorkloadForJobCountAndLimits: completions below parallelism caps the gang, GPU
 // limits count as requests, and the max-exec-time label is carried over.
 func TestWorkloadForJobCountAndLimits(t *testing.T) {
-	job := MakeJob("a", "ns").Queue("q").Pods(8).GPUs("2").Obj()
+	job := k8s.MakeJob("ns", "a").Queue("q").Pods(8).GPUs("2").Obj()
 	job.Spec.Completions = ptr.To[int32](3)
 	job.Labels[api.LabelKueueMaxExecTime] = "3600"
 	wl, err := WorkloadForJob(job)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,8 +68,8 @@ func TestJobSetPodSets(t *testing.T) {
 // are bound as one gang; a Completed condition finishes its Workload.
 func TestJobSetSuspendedUntilAdmittedThenBound(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("js-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("js-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), MakeLocalQueue("lq", "", "js-cq"))
+	f.create(k8s.MakeNode("js-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("js-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), k8s.MakeLocalQueue("", "lq", "js-cq").Obj())
 	if err := testEnv.CreateCRDs(f.ctx, minimalCRD("jobset.x-k8s.io", "v1alpha2", "JobSet")); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestJobSetSuspendedUntilAdmittedThenBound(t *testing.T) {
 	})
 	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}
 	for _, n := range []string{"js-workers-0-0", "js-workers-1-0"} {
-		p := MakePod(n).Obj()
+		p := k8s.MakePod("", n).Obj()
 		p.Labels = map[string]string{"jobset.sigs.k8s.io/jobset-name": "js", "jobset.sigs.k8s.io/replicatedjob-name": "workers"}
 		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpu, Limits: gpu}
 		f.create(p)

@@ -3,6 +3,7 @@ package controller
 import (
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/engine"
@@ -23,7 +24,7 @@ func pendingGPUs(t *testing.T, gpus string) engine.Pending {
 // TestCountGPUUnits: allocated/free units per pool and mode, and stranded units (free
 // units on nodes where no pending shape fits).
 func TestCountGPUUnits(t *testing.T) {
-	n, err := cluster.NodeFromKube(api.Node{Object: *MakeNode("n").H100(2).Obj()})
+	n, err := cluster.NodeFromKube(api.Node{Object: *k8s.MakeNode("n").H100(2).Obj()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -26,22 +27,22 @@ func TestPreemptorRecordsVictimsOncePerWait(t *testing.T) {
 			dumpEvents(t, f)
 		}
 	})
-	f.create(MakeNode("nom-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("nom-hi").Quota("h100", "nvidia.com/gpu", "4").Preemption("LowerPriority", "Never").Obj(),
-		MakeClusterQueue("nom-lo").Quota("h100", "nvidia.com/gpu", "4").Obj(),
-		MakeLocalQueue("lq-hi", "", "nom-hi"), MakeLocalQueue("lq-lo", "", "nom-lo"),
-		MakePriorityClass("low", 10), MakePriorityClass("high", 1000))
+	f.create(k8s.MakeNode("nom-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("nom-hi").Quota("h100", "nvidia.com/gpu", "4").Preemption("LowerPriority", "Never").Obj(),
+		k8s.MakeClusterQueue("nom-lo").Quota("h100", "nvidia.com/gpu", "4").Obj(),
+		k8s.MakeLocalQueue("", "lq-hi", "nom-hi").Obj(), k8s.MakeLocalQueue("", "lq-lo", "nom-lo").Obj(),
+		k8s.MakePriorityClass("low", 10).Obj(), k8s.MakePriorityClass("high", 1000).Obj())
 	f.startController()
 
-	f.create(MakeJob("quota-victim", "").Queue("lq-hi").Priority("low").Pods(1).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "quota-victim").Queue("lq-hi").Priority("low").Pods(1).GPUs("2").Obj())
 	f.waitBound("quota-victim", 1)
-	f.create(MakeJob("preemptor", "").Queue("lq-hi").Priority("high").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "preemptor").Queue("lq-hi").Priority("high").Pods(1).GPUs("4").Obj())
 	pName := WorkloadNameForJob("preemptor")
 	f.eventually(10*time.Second, "quota-victim noticed", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("quota-victim"))
 		return wl.Annotations[AnnotationPreemptionNotice] != "" || wl.Status.RequeueState != nil, wl.Status.Message
 	})
-	f.create(MakeJob("node-victim", "").Queue("lq-lo").Priority("low").Pods(1).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "node-victim").Queue("lq-lo").Priority("low").Pods(1).GPUs("2").Obj())
 
 	victims := []api.WorkloadID{
 		api.WorkloadID(f.ns + "/" + WorkloadNameForJob("quota-victim")),

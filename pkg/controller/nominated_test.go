@@ -5,44 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// wlWrapper builds Workload objects for input-building tests.
-type wlWrapper struct{ v1alpha1.Workload }
-
-func MakeWorkload(name string) *wlWrapper {
-	return &wlWrapper{v1alpha1.Workload{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-		Spec: v1alpha1.WorkloadSpec{QueueName: "lq", PodSets: []v1alpha1.PodSet{{Name: "main", Count: 1,
-			Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
-	}}
-}
-
-func (w *wlWrapper) Annotate(k, v string) *wlWrapper {
-	if w.Annotations == nil {
-		w.Annotations = map[string]string{}
-	}
-	w.Annotations[k] = v
-	return w
-}
-
-// Admitted marks it admitted by cq (no placements: no node is needed).
-func (w *wlWrapper) Admitted(cq string) *wlWrapper {
-	w.Status.Admission = &v1alpha1.Admission{ClusterQueue: cq}
-	return w
-}
-
-// Noticed gives it a preemption notice from by.
-func (w *wlWrapper) Noticed(by string) *wlWrapper {
-	return w.Annotate(AnnotationPreemptionNotice, "2030-01-01T00:00:00Z").Annotate(AnnotationPreemptedBy, by)
-}
-
-func (w *wlWrapper) Obj() v1alpha1.Workload { return *w.DeepCopy() }
 
 // TestRestoredNominated: the waits a restarted controller restores are the simulator's
 // nominated lists (the preemptor's victims since it last started), from the
@@ -60,26 +27,26 @@ func TestRestoredNominated(t *testing.T) {
 	}{{
 		name: "record of a pending preemptor, victim running again",
 		workloads: []v1alpha1.Workload{
-			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
-			MakeWorkload("a").Admitted("cq").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+			k8s.MakeWorkload("ns", "p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
+			k8s.MakeWorkload("ns", "a").Admitted("cq").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
 		},
 		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a"}},
 		wantInFlight:  map[api.WorkloadID]bool{},
 	}, {
 		name: "record joined with a victim still leaving, each once",
 		workloads: []v1alpha1.Workload{
-			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a,ns/b").Obj(),
-			MakeWorkload("a").Admitted("cq").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
-			MakeWorkload("b").Admitted("cq").Noticed("ns/p").Obj(),
-			MakeWorkload("c").Admitted("cq").Noticed("ns/p").Obj(),
+			k8s.MakeWorkload("ns", "p").Annotate(AnnotationNominatedVictims, "ns/a,ns/b").Obj(),
+			k8s.MakeWorkload("ns", "a").Admitted("cq").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+			k8s.MakeWorkload("ns", "b").Admitted("cq").Annotate(AnnotationPreemptionNotice, "2030-01-01T00:00:00Z").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+			k8s.MakeWorkload("ns", "c").Admitted("cq").Annotate(AnnotationPreemptionNotice, "2030-01-01T00:00:00Z").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
 		},
 		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a", "ns/b", "ns/c"}},
 		wantInFlight:  map[api.WorkloadID]bool{"ns/b": true, "ns/c": true},
 	}, {
 		name: "evicted victim whose pod still terminates is still leaving",
 		workloads: []v1alpha1.Workload{
-			MakeWorkload("p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
-			MakeWorkload("a").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
+			k8s.MakeWorkload("ns", "p").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
+			k8s.MakeWorkload("ns", "a").Annotate(AnnotationPreemptedBy, "ns/p").Obj(),
 		},
 		pods:          []*corev1.Pod{pod("a-0", "n1", map[string]string{AnnotationWorkload: "ns/a"})},
 		wantNominated: map[api.WorkloadID][]api.WorkloadID{"ns/p": {"ns/a"}},
@@ -87,8 +54,8 @@ func TestRestoredNominated(t *testing.T) {
 	}, {
 		name: "admitted workload's stale record is ignored (the simulator clears it at start)",
 		workloads: []v1alpha1.Workload{
-			MakeWorkload("q").Admitted("cq").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
-			MakeWorkload("a").Annotate(AnnotationPreemptedBy, "ns/q").Obj(),
+			k8s.MakeWorkload("ns", "q").Admitted("cq").Annotate(AnnotationNominatedVictims, "ns/a").Obj(),
+			k8s.MakeWorkload("ns", "a").Annotate(AnnotationPreemptedBy, "ns/q").Obj(),
 		},
 		wantNominated: map[api.WorkloadID][]api.WorkloadID{},
 		wantInFlight:  map[api.WorkloadID]bool{},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -19,7 +20,7 @@ import (
 // oneNodeWorld is a world of one 8-GPU node "n".
 func oneNodeWorld(t *testing.T) *world {
 	t.Helper()
-	n, err := cluster.NodeFromKube(api.Node{Object: *MakeNode("n").H100(8).Obj()})
+	n, err := cluster.NodeFromKube(api.Node{Object: *k8s.MakeNode("n").H100(8).Obj()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,12 +107,12 @@ func TestRestoredHistoryAndReservations(t *testing.T) {
 		return placement.PreemptionRecord{Queue: "cq", At: now.Add(-ago), GPUMilli: 1000}
 	}
 	hist := appendHistory(appendHistory("", at(2*time.Hour)), at(30*time.Minute))
-	done := MakeWorkload("done").Annotate(AnnotationPreemptionHistory, appendHistory("", at(10*time.Minute))).Obj()
+	done := k8s.MakeWorkload("ns", "done").Annotate(AnnotationPreemptionHistory, appendHistory("", at(10*time.Minute))).Obj()
 	done.Status.Conditions = []metav1.Condition{{Type: v1alpha1.WorkloadFinished, Status: metav1.ConditionTrue, Reason: "Succeeded"}}
 	res := plan.Reservation{ETA: now.Add(time.Hour), Pods: []cluster.BoundPod{{Ref: cluster.PodRef{Workload: "ns/g", PodSet: "main"}, Node: "n"}}}
 	w.workloads = []v1alpha1.Workload{
-		MakeWorkload("v").Annotate(AnnotationPreemptionHistory, hist).Obj(), done,
-		MakeWorkload("g").Annotate(AnnotationReservation, formatReservation(res)).Obj(),
+		k8s.MakeWorkload("ns", "v").Annotate(AnnotationPreemptionHistory, hist).Obj(), done,
+		k8s.MakeWorkload("ns", "g").Annotate(AnnotationReservation, formatReservation(res)).Obj(),
 	}
 	cs, err := buildState(w, ToAPIWorkload)
 	if err != nil {

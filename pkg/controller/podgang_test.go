@@ -5,52 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-type podWrapper struct{ corev1.Pod }
-
-// MakePod is a plain pod for Gantry's scheduler, with one container and no requests.
-func MakePod(name string) *podWrapper {
-	return &podWrapper{corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}},
-		Spec: corev1.PodSpec{SchedulerName: SchedulerName, Containers: []corev1.Container{{Name: "c", Image: "busybox",
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}}}},
-	}}
-}
-func (p *podWrapper) Queue(q string) *podWrapper { p.Labels[api.LabelGantryQueueName] = q; return p }
-func (p *podWrapper) Gang(name, size string) *podWrapper {
-	p.Annotations[AnnotationGang], p.Annotations[AnnotationGangSize] = name, size
-	return p
-}
-func (p *podWrapper) PodGroup(name string) *podWrapper {
-	p.Annotations[AnnotationVolcanoGang] = name
-	return p
-}
-func (p *podWrapper) GPUs(n string) *podWrapper {
-	q := resource.MustParse(n)
-	p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = q
-	p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"] = q
-	return p
-}
-func (p *podWrapper) Phase(ph corev1.PodPhase) *podWrapper { p.Status.Phase = ph; return p }
-func (p *podWrapper) Obj() *corev1.Pod                     { return p.Pod.DeepCopy() }
-
 // TestGroupPodGangs: gang pods are grouped by namespace, kind and name, live and ended
 // pods apart; pods of other schedulers or without a gang are ignored.
 func TestGroupPodGangs(t *testing.T) {
-	other := MakePod("other").Gang("a", "2").Obj()
+	other := k8s.MakePod("", "other").Gang("a", "2").Obj()
 	other.Spec.SchedulerName = "default-scheduler"
 	pods := []*corev1.Pod{
-		MakePod("a-1").Gang("a", "2").Obj(), MakePod("a-0").Gang("a", "2").Phase(corev1.PodFailed).Obj(),
-		MakePod("v-0").PodGroup("a").Obj(), MakePod("solo").Obj(), other,
+		k8s.MakePod("", "a-1").Gang("a", "2").Obj(), k8s.MakePod("", "a-0").Gang("a", "2").Phase(corev1.PodFailed).Obj(),
+		k8s.MakePod("", "v-0").PodGroup("a").Obj(), k8s.MakePod("", "solo").Obj(), other,
 	}
 	got := groupPodGangs(pods)
 	// want: gang "a" (PodGang) with one live pod and one failed; PodGroup "a" apart.
@@ -89,12 +59,12 @@ func (f *fixture) podsBound(names ...string) (int, string) {
 // Workload is Finished.
 func TestPlainPodGangBoundWhole(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("pg-1").H100(4).Obj(), MakeNode("pg-2").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("pg-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), MakeLocalQueue("lq", "", "pg-cq"))
+	f.create(k8s.MakeNode("pg-1").H100(4).Obj(), k8s.MakeNode("pg-2").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("pg-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "pg-cq").Obj())
 	f.startController()
 	names := []string{"w-0", "w-1", "w-2", "w-3"}
 	for _, n := range names[:3] {
-		f.create(MakePod(n).Queue("lq").Gang("train", "4").GPUs("2").Obj())
+		f.create(k8s.MakePod("", n).Queue("lq").Gang("train", "4").GPUs("2").Obj())
 	}
 	time.Sleep(time.Second) // several passes: an incomplete gang must not start
 	if n, desc := f.podsBound(names[:3]...); n != 0 {
@@ -103,7 +73,7 @@ func TestPlainPodGangBoundWhole(t *testing.T) {
 	if wl := f.workload(WorkloadNameForGang(KindPodGang, "train")); wl != nil {
 		t.Fatalf("incomplete gang already has a Workload")
 	}
-	f.create(MakePod(names[3]).Queue("lq").Gang("train", "4").GPUs("2").Obj())
+	f.create(k8s.MakePod("", names[3]).Queue("lq").Gang("train", "4").GPUs("2").Obj())
 	f.eventually(20*time.Second, "gang bound whole", func() (bool, string) {
 		n, desc := f.podsBound(names...)
 		return n == 4, desc
@@ -129,8 +99,8 @@ func TestVolcanoPodGroupGang(t *testing.T) {
 	if err := testEnv.CreateCRDs(f.ctx, minimalCRD("scheduling.volcano.sh", "v1beta1", "PodGroup")); err != nil {
 		t.Fatal(err)
 	}
-	f.create(MakeNode("vg-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("vg-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), MakeLocalQueue("lq", "", "vg-cq"))
+	f.create(k8s.MakeNode("vg-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("vg-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), k8s.MakeLocalQueue("", "lq", "vg-cq").Obj())
 	f.startController()
 	pg := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
@@ -140,7 +110,7 @@ func TestVolcanoPodGroupGang(t *testing.T) {
 	if err := f.c.Create(f.ctx, pg); err != nil {
 		t.Fatal(err)
 	}
-	f.create(MakePod("v-0").PodGroup("pg").GPUs("2").Obj(), MakePod("v-1").PodGroup("pg").GPUs("2").Obj())
+	f.create(k8s.MakePod("", "v-0").PodGroup("pg").GPUs("2").Obj(), k8s.MakePod("", "v-1").PodGroup("pg").GPUs("2").Obj())
 	f.eventually(20*time.Second, "podgroup bound", func() (bool, string) {
 		n, desc := f.podsBound("v-0", "v-1")
 		return n == 2, desc

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -51,9 +52,9 @@ func TestRayClusterWithMIGWorkersAdmittedAsOneGang(t *testing.T) {
 	if err := testEnv.CreateCRDs(f.ctx, minimalRayClusterCRD()); err != nil {
 		t.Fatal(err)
 	}
-	f.create(MakeNode("mig-1").A100MIG(1).Obj(), MakeFlavor("a100"),
-		MakeClusterQueue("ray-cq").Quota("a100", "cpu", "8", "nvidia.com/mig-1g.10gb", "7").Obj(),
-		MakeLocalQueue("lq", "", "ray-cq"))
+	f.create(k8s.MakeNode("mig-1").A100MIG(1).Obj(), k8s.MakeFlavor("a100").Obj(),
+		k8s.MakeClusterQueue("ray-cq").Quota("a100", "cpu", "8", "nvidia.com/mig-1g.10gb", "7").Obj(),
+		k8s.MakeLocalQueue("", "lq", "ray-cq").Obj())
 	rc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "ray.io/v1", "kind": "RayCluster",
 		"metadata": map[string]any{"name": "rc", "namespace": f.ns, "labels": map[string]any{"gantry.dev/queue-name": "lq"}},

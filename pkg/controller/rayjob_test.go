@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -40,8 +41,8 @@ func TestRayJobSuspendedUntilAdmittedThenBound(t *testing.T) {
 	if err := testEnv.CreateCRDs(f.ctx, minimalCRD("ray.io", "v1", "RayJob")); err != nil {
 		t.Fatal(err)
 	}
-	f.create(MakeNode("rj-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("rj-cq").Quota("h100", "cpu", "8", "nvidia.com/gpu", "4").Obj(), MakeLocalQueue("lq", "", "rj-cq"))
+	f.create(k8s.MakeNode("rj-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("rj-cq").Quota("h100", "cpu", "8", "nvidia.com/gpu", "4").Obj(), k8s.MakeLocalQueue("", "lq", "rj-cq").Obj())
 	f.startController()
 	rj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "ray.io/v1", "kind": "RayJob",

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,11 +29,11 @@ func TestControllerRunsWithShippedRBAC(t *testing.T) {
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "gantry-controller", Namespace: f.ns}}})
-	f.create(MakeNode("rbac-1").H100(8).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("rbac-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), MakeLocalQueue("lq", "", "rbac-cq"))
+	f.create(k8s.MakeNode("rbac-1").H100(8).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("rbac-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "rbac-cq").Obj())
 	cfg := rest.CopyConfig(testEnv.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + f.ns + ":gantry-controller"}
 	f.startControllerAs(cfg)
-	f.create(MakeJob("j", "").Queue("lq").Pods(2).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "j").Queue("lq").Pods(2).GPUs("4").Obj())
 	f.waitBound("j", 2)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,16 +19,16 @@ import (
 // and no Workload is duplicated.
 func TestRestartLosesAndDuplicatesNothing(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("rs-1").H100(8).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("rs-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), MakeLocalQueue("lq", "", "rs-cq"))
+	f.create(k8s.MakeNode("rs-1").H100(8).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("rs-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "rs-cq").Obj())
 	f.startController()
-	f.create(MakeJob("first", "").Queue("lq").Pods(2).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "first").Queue("lq").Pods(2).GPUs("2").Obj())
 	f.eventually(20*time.Second, "first admitted", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("first"))
 		return wl != nil && wl.Status.Admission != nil, "not yet"
 	})
 	f.stopController() // mid-way: admitted, pods being created or bound
-	f.create(MakeJob("second", "").Queue("lq").Pods(2).GPUs("2").Obj())
+	f.create(k8s.MakeJob("", "second").Queue("lq").Pods(2).GPUs("2").Obj())
 	time.Sleep(300 * time.Millisecond)
 	f.startController()
 

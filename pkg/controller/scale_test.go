@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,7 +75,7 @@ func TestScaleBinding(t *testing.T) {
 	t.Logf("API server raw write rate: %.0f creates/s (2000 ConfigMaps, 16 writers)", 2000/raw.Seconds())
 
 	createParallel(t, nodes, func(i int) error {
-		n := MakeNode(fmt.Sprintf("scale-%04d", i)).H100(8).Obj()
+		n := k8s.MakeNode(fmt.Sprintf("scale-%04d", i)).H100(8).Obj()
 		st := n.Status
 		if err := f.c.Create(f.ctx, n); err != nil {
 			return err
@@ -82,15 +83,15 @@ func TestScaleBinding(t *testing.T) {
 		n.Status = st
 		return f.c.Status().Update(f.ctx, n)
 	})
-	f.create(MakeFlavor("h100"), MakeClusterQueue("scale-cq").Quota("h100", "nvidia.com/gpu", strconv.Itoa(nodes*8)).Obj(),
-		MakeLocalQueue("lq", "", "scale-cq"))
+	f.create(k8s.MakeFlavor("h100").Obj(), k8s.MakeClusterQueue("scale-cq").Quota("h100", "nvidia.com/gpu", strconv.Itoa(nodes*8)).Obj(),
+		k8s.MakeLocalQueue("", "lq", "scale-cq").Obj())
 	f.startController()
 
 	created := make([]time.Time, jobs)
 	start := time.Now()
 	createParallel(t, jobs, func(i int) error {
 		created[i] = time.Now()
-		return f.c.Create(f.ctx, MakeJob(fmt.Sprintf("j%04d", i), f.ns).Queue("lq").Pods(gang).GPUs("1").Obj())
+		return f.c.Create(f.ctx, k8s.MakeJob(f.ns, fmt.Sprintf("j%04d", i)).Queue("lq").Pods(gang).GPUs("1").Obj())
 	})
 	t.Logf("created %d Jobs in %s", jobs, time.Since(start).Round(time.Millisecond))
 

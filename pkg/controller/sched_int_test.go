@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/manifest"
@@ -25,14 +26,14 @@ import (
 // gets no notice.
 func TestNeverPreemptsWithinClusterQueue(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("nv-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("nv-cq").Quota("h100", "nvidia.com/gpu", "8").Preemption("Never", "Never").Obj(),
-		MakeLocalQueue("lq", "", "nv-cq"), MakePriorityClass("low", 10), MakePriorityClass("high", 1000))
+	f.create(k8s.MakeNode("nv-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("nv-cq").Quota("h100", "nvidia.com/gpu", "8").Preemption("Never", "Never").Obj(),
+		k8s.MakeLocalQueue("", "lq", "nv-cq").Obj(), k8s.MakePriorityClass("low", 10).Obj(), k8s.MakePriorityClass("high", 1000).Obj())
 	f.startController()
 
-	f.create(MakeJob("low", "").Queue("lq").Priority("low").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "low").Queue("lq").Priority("low").Pods(1).GPUs("4").Obj())
 	f.waitBound("low", 1)
-	f.create(MakeJob("high", "").Queue("lq").Priority("high").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "high").Queue("lq").Priority("high").Pods(1).GPUs("4").Obj())
 	f.eventually(20*time.Second, "high rejected by placement", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("high"))
 		if wl == nil {
@@ -54,17 +55,17 @@ func TestNeverPreemptsWithinClusterQueue(t *testing.T) {
 // binpacks the next 2-pod Job onto one node.
 func TestClusterQueuePlacementPolicy(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("pp-1").H100(4).Obj(), MakeNode("pp-2").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("pp-spread").Quota("h100", "nvidia.com/gpu", "8").Annotate(manifest.AnnotationPlacementScorers, "spread=1").Obj(),
-		MakeClusterQueue("pp-pack").Quota("h100", "nvidia.com/gpu", "8").Obj(),
-		MakeLocalQueue("lq-spread", "", "pp-spread"), MakeLocalQueue("lq-pack", "", "pp-pack"))
+	f.create(k8s.MakeNode("pp-1").H100(4).Obj(), k8s.MakeNode("pp-2").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("pp-spread").Quota("h100", "nvidia.com/gpu", "8").Annotate(manifest.AnnotationPlacementScorers, "spread=1").Obj(),
+		k8s.MakeClusterQueue("pp-pack").Quota("h100", "nvidia.com/gpu", "8").Obj(),
+		k8s.MakeLocalQueue("", "lq-spread", "pp-spread").Obj(), k8s.MakeLocalQueue("", "lq-pack", "pp-pack").Obj())
 	f.startController()
 
-	f.create(MakeJob("spread", "").Queue("lq-spread").Pods(2).GPUs("1").Obj())
+	f.create(k8s.MakeJob("", "spread").Queue("lq-spread").Pods(2).GPUs("1").Obj())
 	if nodes := nodesOf(f.waitBound("spread", 2)); len(nodes) != 2 {
 		t.Errorf("spread queue placed its pods on %v, want two nodes", nodes)
 	}
-	f.create(MakeJob("pack", "").Queue("lq-pack").Pods(2).GPUs("1").Obj())
+	f.create(k8s.MakeJob("", "pack").Queue("lq-pack").Pods(2).GPUs("1").Obj())
 	if nodes := nodesOf(f.waitBound("pack", 2)); len(nodes) != 1 {
 		t.Errorf("default queue placed its pods on %v, want one node (binpack)", nodes)
 	}
@@ -75,16 +76,16 @@ func TestClusterQueuePlacementPolicy(t *testing.T) {
 // so the ClusterQueue's next flavor is tried and the Job runs on its nodes.
 func TestFlavorFallback(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("fb-spot").H100(4).Label("pool", "spot").Obj(), MakeNode("fb-od").H100(4).Label("pool", "ondemand").Obj(),
-		MakeFlavorOn("spot", "pool", "spot"), MakeFlavorOn("ondemand", "pool", "ondemand"),
-		MakeClusterQueue("fb-cq").Flavors("nvidia.com/gpu", "8", "spot", "ondemand").Obj(), MakeLocalQueue("lq", "", "fb-cq"))
+	f.create(k8s.MakeNode("fb-spot").H100(4).Label("pool", "spot").Obj(), k8s.MakeNode("fb-od").H100(4).Label("pool", "ondemand").Obj(),
+		k8s.MakeFlavor("spot").Label("pool", "spot").Obj(), k8s.MakeFlavor("ondemand").Label("pool", "ondemand").Obj(),
+		k8s.MakeClusterQueue("fb-cq").Flavors("nvidia.com/gpu", "8", "spot", "ondemand").Obj(), k8s.MakeLocalQueue("", "lq", "fb-cq").Obj())
 	f.startController()
 
-	f.create(MakeJob("first", "").Queue("lq").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "first").Queue("lq").Pods(1).GPUs("4").Obj())
 	if nodes := nodesOf(f.waitBound("first", 1)); len(nodes) != 1 || !nodes["fb-spot"] {
 		t.Fatalf("first on %v, want fb-spot (the first flavor)", nodes)
 	}
-	f.create(MakeJob("second", "").Queue("lq").Pods(1).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "second").Queue("lq").Pods(1).GPUs("4").Obj())
 	if nodes := nodesOf(f.waitBound("second", 1)); len(nodes) != 1 || !nodes["fb-od"] {
 		t.Errorf("second on %v, want fb-od (fallback flavor)", nodes)
 	}
@@ -103,9 +104,9 @@ func TestFlavorFallback(t *testing.T) {
 func TestRestartKeepsReservationETA(t *testing.T) {
 	f := newFixture(t)
 	f.tune = func(o *Options) { o.Engine.Reservations = true }
-	f.create(MakeNode("rv-big").H100(4).Label("pool", "big").Obj(), MakeNode("rv-small").H100(8).Label("pool", "small").Obj(),
-		MakeFlavor("h100"), MakeClusterQueue("rv-cq").Quota("h100", "nvidia.com/gpu", "100").Preemption("Never", "Never").Obj(),
-		MakeLocalQueue("lq", "", "rv-cq"))
+	f.create(k8s.MakeNode("rv-big").H100(4).Label("pool", "big").Obj(), k8s.MakeNode("rv-small").H100(8).Label("pool", "small").Obj(),
+		k8s.MakeFlavor("h100").Obj(), k8s.MakeClusterQueue("rv-cq").Quota("h100", "nvidia.com/gpu", "100").Preemption("Never", "Never").Obj(),
+		k8s.MakeLocalQueue("", "lq", "rv-cq").Obj())
 	f.startController()
 
 	f.create(gpuWorkload("x", 600, podSetOf("main", 4, nil)))
@@ -131,11 +132,11 @@ func TestRestartKeepsReservationETA(t *testing.T) {
 // nothing that could change its answer happened do not hand it to the engine again.
 func TestIdlePassHandsNoWorkload(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("idle-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("idle-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), MakeLocalQueue("lq", "", "idle-cq"))
+	f.create(k8s.MakeNode("idle-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("idle-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), k8s.MakeLocalQueue("", "lq", "idle-cq").Obj())
 	f.startController()
 
-	f.create(MakeJob("too-big", "").Queue("lq").Pods(2).GPUs("4").Obj())
+	f.create(k8s.MakeJob("", "too-big").Queue("lq").Pods(2).GPUs("4").Obj())
 	f.eventually(20*time.Second, "too-big refused by quota", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("too-big"))
 		return wl != nil && wl.Status.State == v1alpha1.StatePending && wl.Status.Reason != "", "no decision yet"

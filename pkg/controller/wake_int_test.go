@@ -3,6 +3,8 @@ package controller
 import (
 	"testing"
 	"time"
+
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 )
 
 // passCount reads how many passes the running controller has made (the cycle
@@ -25,8 +27,8 @@ func (f *fixture) passCount() uint64 {
 // Job wakes the controller, which admits and binds it well within the 30 s resync.
 func TestPassesAreEventDriven(t *testing.T) {
 	f := newFixture(t)
-	f.create(MakeNode("ev-1").H100(4).Obj(), MakeFlavor("h100"),
-		MakeClusterQueue("ev-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), MakeLocalQueue("lq", "", "ev-cq"))
+	f.create(k8s.MakeNode("ev-1").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("ev-cq").Quota("h100", "nvidia.com/gpu", "4").Obj(), k8s.MakeLocalQueue("", "lq", "ev-cq").Obj())
 	f.startController()
 	f.eventually(10*time.Second, "first pass", func() (bool, string) { return f.passCount() > 0, "no pass yet" })
 	// Let the start-up writes settle, then watch an idle second.
@@ -43,7 +45,7 @@ func TestPassesAreEventDriven(t *testing.T) {
 	if n := f.passCount(); n-idle > 2 {
 		t.Errorf("%d passes in 2 idle seconds; want at most 2 (passes must be event-driven)", n-idle)
 	}
-	f.create(MakeJob("wake", "").Queue("lq").Pods(1).GPUs("1").Obj())
+	f.create(k8s.MakeJob("", "wake").Queue("lq").Pods(1).GPUs("1").Obj())
 	f.waitBound("wake", 1)
 	if n := f.passCount(); n <= idle {
 		t.Errorf("pass count %d did not grow after a Job was created", n)

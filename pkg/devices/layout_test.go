@@ -1,16 +1,18 @@
-package devices
+package devices_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gantry-sched/gantry/pkg/devices"
 )
 
-func inst(spec string) []Instance {
-	var out []Instance
+func inst(spec string) []devices.Instance {
+	var out []devices.Instance
 	for _, f := range strings.Fields(spec) {
 		p, s, _ := strings.Cut(f, "@")
-		out = append(out, Instance{Profile: p, Start: int(s[0] - '0')})
+		out = append(out, devices.Instance{Profile: p, Start: int(s[0] - '0')})
 	}
 	return out
 }
@@ -94,25 +96,25 @@ func TestPackProfiles(t *testing.T) {
 func TestResolveLayout(t *testing.T) {
 	tests := []struct {
 		name, model string
-		sharing     Sharing
+		sharing     devices.Sharing
 		gpus        int
 		// want: the layout of each GPU ("-" for none); nil want means an error
 		want []string
 	}{
-		{"all-disabled", "A100", Sharing{Mode: MIG, Layout: "all-disabled"}, 2, []string{"-", "-"}},
-		{"all-1g.10gb", "A100", Sharing{Mode: MIG, Layout: "all-1g.10gb"}, 1, []string{"1g.10gb@0 1g.10gb@2 1g.10gb@4 1g.10gb@6"}},
-		{"all-3g.40gb", "H100", Sharing{Mode: MIG, Layout: "all-3g.40gb"}, 1, []string{"3g.40gb@0 3g.40gb@4"}},
-		{"all-1g.5gb.me (mig-parted spelling)", "A100", Sharing{Mode: MIG, Layout: "all-1g.5gb.me"}, 1, []string{"1g.5gb+me@0"}},
-		{"all-balanced H100", "H100", Sharing{Mode: MIG, Layout: "all-balanced"}, 1, []string{"2g.20gb@0 1g.10gb@2 1g.10gb@3 3g.40gb@4"}},
-		{"all-balanced A30", "A30", Sharing{Mode: MIG, Layout: "all-balanced"}, 1, []string{"2g.12gb@0 1g.6gb@2 1g.6gb@3"}},
-		{"custom one for all", "A100", Sharing{Mode: MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}}}, 2, []string{"7g.40gb@0", "7g.40gb@0"}},
-		{"custom per GPU", "A100", Sharing{Mode: MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}, {}}}, 2, []string{"7g.40gb@0", "-"}},
-		{"custom wrong count", "A100", Sharing{Mode: MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}, {}}}, 3, nil},
-		{"custom no packing", "A100", Sharing{Mode: MIG, Layout: "custom", CustomProfiles: [][]string{{"4g.20gb", "4g.20gb"}}}, 1, nil},
-		{"all-<unknown profile>", "A100", Sharing{Mode: MIG, Layout: "all-1g.10gb.typo"}, 1, nil},
-		{"unknown layout", "A100", Sharing{Mode: MIG, Layout: "half"}, 1, nil},
-		{"not MIG mode", "A100", Sharing{Mode: Exclusive, Layout: "all-1g.5gb"}, 1, []string{"-"}},
-		{"MIG on T4", "T4", Sharing{Mode: MIG, Layout: "all-balanced"}, 1, nil},
+		{"all-disabled", "A100", devices.Sharing{Mode: devices.MIG, Layout: "all-disabled"}, 2, []string{"-", "-"}},
+		{"all-1g.10gb", "A100", devices.Sharing{Mode: devices.MIG, Layout: "all-1g.10gb"}, 1, []string{"1g.10gb@0 1g.10gb@2 1g.10gb@4 1g.10gb@6"}},
+		{"all-3g.40gb", "H100", devices.Sharing{Mode: devices.MIG, Layout: "all-3g.40gb"}, 1, []string{"3g.40gb@0 3g.40gb@4"}},
+		{"all-1g.5gb.me (mig-parted spelling)", "A100", devices.Sharing{Mode: devices.MIG, Layout: "all-1g.5gb.me"}, 1, []string{"1g.5gb+me@0"}},
+		{"all-balanced H100", "H100", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, []string{"2g.20gb@0 1g.10gb@2 1g.10gb@3 3g.40gb@4"}},
+		{"all-balanced A30", "A30", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, []string{"2g.12gb@0 1g.6gb@2 1g.6gb@3"}},
+		{"custom one for all", "A100", devices.Sharing{Mode: devices.MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}}}, 2, []string{"7g.40gb@0", "7g.40gb@0"}},
+		{"custom per GPU", "A100", devices.Sharing{Mode: devices.MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}, {}}}, 2, []string{"7g.40gb@0", "-"}},
+		{"custom wrong count", "A100", devices.Sharing{Mode: devices.MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}, {}}}, 3, nil},
+		{"custom no packing", "A100", devices.Sharing{Mode: devices.MIG, Layout: "custom", CustomProfiles: [][]string{{"4g.20gb", "4g.20gb"}}}, 1, nil},
+		{"all-<unknown profile>", "A100", devices.Sharing{Mode: devices.MIG, Layout: "all-1g.10gb.typo"}, 1, nil},
+		{"unknown layout", "A100", devices.Sharing{Mode: devices.MIG, Layout: "half"}, 1, nil},
+		{"not MIG mode", "A100", devices.Sharing{Mode: devices.Exclusive, Layout: "all-1g.5gb"}, 1, []string{"-"}},
+		{"MIG on T4", "T4", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,27 +141,27 @@ func TestResolveLayout(t *testing.T) {
 func TestValidateSharing(t *testing.T) {
 	tests := []struct {
 		name, model string
-		s           Sharing
+		s           devices.Sharing
 		// wantErr: substring naming the field at fault; "" for valid
 		wantErr string
 	}{
-		{"empty is exclusive", "T4", Sharing{}, ""},
-		{"fractional", "T4", Sharing{Mode: Fractional}, ""},
-		{"time-slicing", "T4", Sharing{Mode: TimeSlicing, Replicas: 4}, ""},
-		{"time-slicing no replicas", "T4", Sharing{Mode: TimeSlicing}, "sharing.replicas"},
-		{"mps limit fits", "A100", Sharing{Mode: MPS, Replicas: 4, MPSMemoryLimit: 10240}, ""},
-		{"mps limit too big", "A100", Sharing{Mode: MPS, Replicas: 4, MPSMemoryLimit: 20480}, "sharing.mpsMemoryLimit"},
-		{"mps limit on time-slicing", "A100", Sharing{Mode: TimeSlicing, Replicas: 4, MPSMemoryLimit: 1024}, "sharing.mpsMemoryLimit"},
-		{"mig on T4", "T4", Sharing{Mode: MIG, Layout: "all-disabled"}, "sharing.mode"},
-		{"mig single balanced", "A100", Sharing{Mode: MIG, MIGStrategy: MIGSingle, Layout: "all-balanced"}, "sharing.migStrategy"},
-		{"mig mixed balanced", "A100", Sharing{Mode: MIG, MIGStrategy: MIGMixed, Layout: "all-balanced"}, ""},
-		{"mig bad strategy", "A100", Sharing{Mode: MIG, MIGStrategy: "both", Layout: "all-balanced"}, "sharing.migStrategy"},
-		{"mig bad layout", "A100", Sharing{Mode: MIG, Layout: "all-9g.90gb"}, "sharing.layout"},
-		{"unknown mode", "A100", Sharing{Mode: "vgpu"}, "sharing.mode"},
+		{"empty is exclusive", "T4", devices.Sharing{}, ""},
+		{"fractional", "T4", devices.Sharing{Mode: devices.Fractional}, ""},
+		{"time-slicing", "T4", devices.Sharing{Mode: devices.TimeSlicing, Replicas: 4}, ""},
+		{"time-slicing no replicas", "T4", devices.Sharing{Mode: devices.TimeSlicing}, "sharing.replicas"},
+		{"mps limit fits", "A100", devices.Sharing{Mode: devices.MPS, Replicas: 4, MPSMemoryLimit: 10240}, ""},
+		{"mps limit too big", "A100", devices.Sharing{Mode: devices.MPS, Replicas: 4, MPSMemoryLimit: 20480}, "sharing.mpsMemoryLimit"},
+		{"mps limit on time-slicing", "A100", devices.Sharing{Mode: devices.TimeSlicing, Replicas: 4, MPSMemoryLimit: 1024}, "sharing.mpsMemoryLimit"},
+		{"mig on T4", "T4", devices.Sharing{Mode: devices.MIG, Layout: "all-disabled"}, "sharing.mode"},
+		{"mig single balanced", "A100", devices.Sharing{Mode: devices.MIG, MIGStrategy: devices.MIGSingle, Layout: "all-balanced"}, "sharing.migStrategy"},
+		{"mig mixed balanced", "A100", devices.Sharing{Mode: devices.MIG, MIGStrategy: devices.MIGMixed, Layout: "all-balanced"}, ""},
+		{"mig bad strategy", "A100", devices.Sharing{Mode: devices.MIG, MIGStrategy: "both", Layout: "all-balanced"}, "sharing.migStrategy"},
+		{"mig bad layout", "A100", devices.Sharing{Mode: devices.MIG, Layout: "all-9g.90gb"}, "sharing.layout"},
+		{"unknown mode", "A100", devices.Sharing{Mode: "vgpu"}, "sharing.mode"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateSharing(mustModel(t, tc.model), tc.s)
+			err := devices.ValidateSharing(mustModel(t, tc.model), tc.s)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("want valid, got %v", err)
 			}

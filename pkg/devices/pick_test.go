@@ -95,7 +95,20 @@ func TestPropPickTopologyMatchesReference(t *testing.T) {
 
 // TestPickTopologyAppends checks that picks are appended after what out already holds.
 func TestPickTopologyAppends(t *testing.T) {
-	n := makeNode("H100", 8).NVLink(4).Obj(t)
+	// Built directly: the shared builders (internal/testing) import this package, so
+	// this internal test cannot use them.
+	m, err := LookupModel("H100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus, err := NewGPUs(m, 8, Sharing{Mode: Exclusive}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := NewNodeDevices(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := pickTopology(n.gpus, []int{1, 2, 3, 5, 6}, 2, []int{42})
 	// Domain 1 (positions 4..7) holds 5 and 6: the tightest domain with room for 2 is
 	// domain 1 (2 free) rather than domain 0 (3 free).

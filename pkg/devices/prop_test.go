@@ -1,37 +1,38 @@
-package devices
+package devices_test
 
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
 )
 
 // propNodes are the node shapes the allocation properties run on: every sharing mode.
-var propNodeShapes = []func() *nodeBuilder{
-	func() *nodeBuilder { return makeNode("H100", 8).NVLink(4) },
-	func() *nodeBuilder { return makeNode("A100", 4).MIG(MIGMixed, "all-balanced") },
-	func() *nodeBuilder { return makeNode("H100", 2).MIG(MIGSingle, "all-1g.10gb") },
-	func() *nodeBuilder { return makeNode("T4", 2).TimeSlicing(4, true) },
-	func() *nodeBuilder { return makeNode("A100", 2).MPS(3, 0) },
-	func() *nodeBuilder { return makeNode("V100", 4).Fractional() },
+var propNodeShapes = []func() *gt.DevicesWrapper{
+	func() *gt.DevicesWrapper { return gt.MakeDevices("H100", 8).NVLink(4) },
+	func() *gt.DevicesWrapper { return gt.MakeDevices("A100", 4).MIG(devices.MIGMixed, "all-balanced") },
+	func() *gt.DevicesWrapper { return gt.MakeDevices("H100", 2).MIG(devices.MIGSingle, "all-1g.10gb") },
+	func() *gt.DevicesWrapper { return gt.MakeDevices("T4", 2).TimeSlicing(4, true) },
+	func() *gt.DevicesWrapper { return gt.MakeDevices("A100", 2).MPS(3, 0) },
+	func() *gt.DevicesWrapper { return gt.MakeDevices("V100", 4).Fractional() },
 }
 
 // drawRequest draws a request of any kind; many will not fit the node, which is fine.
-func drawRequest(t *rapid.T) Request {
+func drawRequest(t *rapid.T) devices.Request {
 	switch rapid.IntRange(0, 3).Draw(t, "kind") {
 	case 0:
-		return Request{Units: int64(rapid.IntRange(1, 4).Draw(t, "units"))}
+		return devices.Request{Units: int64(rapid.IntRange(1, 4).Draw(t, "units"))}
 	case 1:
-		return Request{Shared: int64(rapid.IntRange(1, 3).Draw(t, "shared"))}
+		return devices.Request{Shared: int64(rapid.IntRange(1, 3).Draw(t, "shared"))}
 	case 2:
 		p := rapid.SampledFrom([]string{"1g.5gb", "2g.10gb", "3g.20gb"}).Draw(t, "profile")
-		return Request{MIG: []MIGCount{{Profile: p, Count: int64(rapid.IntRange(1, 2).Draw(t, "count"))}}}
+		return devices.Request{MIG: []devices.MIGCount{{Profile: p, Count: int64(rapid.IntRange(1, 2).Draw(t, "count"))}}}
 	}
-	return Request{
+	return devices.Request{
 		Milli:  resources.MilliGPU(rapid.IntRange(0, 999).Draw(t, "milli")),
 		Memory: resources.MiB(rapid.IntRange(0, 8192).Draw(t, "memory")),
 	}
@@ -42,8 +43,8 @@ func drawRequest(t *rapid.T) Request {
 // negative, and keeps capacity = free + held in the common unit.
 func TestPropNoDoubleBooking(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj(t)
-		var held []Assignment
+		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj()
+		var held []devices.Assignment
 		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
 			switch rapid.IntRange(0, 3).Draw(t, fmt.Sprint("op", step)) {
 			case 0, 1:
@@ -55,11 +56,11 @@ func TestPropNoDoubleBooking(t *testing.T) {
 				}
 			case 2:
 				if len(held) > 0 {
-					before := dumpState(n)
+					before := devices.DumpState(n)
 					if !hasShare(held[0]) && n.Commit(held[0]) == nil {
 						t.Fatalf("double commit of %v accepted", held[0])
 					}
-					if dumpState(n) != before {
+					if devices.DumpState(n) != before {
 						t.Fatalf("failed commit changed the node")
 					}
 				}
@@ -69,11 +70,11 @@ func TestPropNoDoubleBooking(t *testing.T) {
 					if err := n.Release(held[i]); err != nil {
 						t.Fatalf("release of held %v: %v", held[i], err)
 					}
-					before := dumpState(n)
+					before := devices.DumpState(n)
 					if !hasShare(held[i]) && n.Release(held[i]) == nil {
 						t.Fatalf("second release of %v accepted", held[i])
 					}
-					if dumpState(n) != before {
+					if devices.DumpState(n) != before {
 						t.Fatalf("failed release changed the node")
 					}
 					held = slices.Delete(held, i, i+1)
@@ -86,11 +87,11 @@ func TestPropNoDoubleBooking(t *testing.T) {
 
 // hasShare: identical shares on one GPU are interchangeable, so a second commit or
 // release of a share is legal while room or another identical share remains.
-func hasShare(a Assignment) bool {
-	return slices.ContainsFunc(a.Devices, func(d Device) bool { return d.Kind == ShareDevice })
+func hasShare(a devices.Assignment) bool {
+	return slices.ContainsFunc(a.Devices, func(d devices.Device) bool { return d.Kind == devices.ShareDevice })
 }
 
-func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
+func checkInvariants(t *rapid.T, n *devices.NodeDevices, held []devices.Assignment) {
 	ids := map[string]bool{}
 	shareMilli := map[int]resources.MilliGPU{}
 	whole := map[int]bool{}
@@ -98,7 +99,7 @@ func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
 	for _, a := range held {
 		heldMilli += a.MilliGPU()
 		for _, d := range a.Devices {
-			if d.Kind == ShareDevice {
+			if d.Kind == devices.ShareDevice {
 				shareMilli[d.GPU] += d.Milli
 				continue
 			}
@@ -106,7 +107,7 @@ func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
 				t.Fatalf("device %s handed out twice", d.ID())
 			}
 			ids[d.ID()] = true
-			if d.Kind == WholeGPU {
+			if d.Kind == devices.WholeGPU {
 				whole[d.GPU] = true
 			}
 		}
@@ -125,37 +126,16 @@ func checkInvariants(t *rapid.T, n *NodeDevices, held []Assignment) {
 	if got := resources.MilliGPU(free[resources.GPUMilli]) + heldMilli; got != resources.MilliGPU(capacity[resources.GPUMilli]) {
 		t.Fatalf("free %d + held %d != capacity %d", free[resources.GPUMilli], heldMilli, capacity[resources.GPUMilli])
 	}
-	// The kept per-GPU view must agree with Free recomputed from scratch, GPU by GPU.
-	view := n.FreeMilliView()
-	for i := range n.gpus {
-		v := resources.Vector{}
-		if n.gpus[i].healthy {
-			n.gpus[i].addOffer(v, true)
-		}
-		if view[i] != resources.MilliGPU(v[resources.GPUMilli]) {
-			t.Fatalf("GPU-%d: FreeMilliView %d, Free says %d", n.gpus[i].spec.Index, view[i], v[resources.GPUMilli])
-		}
+	if err := devices.FreeViewMismatch(n); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// dumpState renders what is held on every GPU canonically (shares sorted).
-func dumpState(n *NodeDevices) string {
-	s := ""
-	for _, g := range n.gpus {
-		sh := slices.Clone(g.shares)
-		sort.Slice(sh, func(i, j int) bool {
-			return sh[i].milli < sh[j].milli || (sh[i].milli == sh[j].milli && sh[i].memory < sh[j].memory)
-		})
-		s += fmt.Sprintf("%d:%v%v%v%v|", g.spec.Index, g.wholeUsed, g.instUsed, g.replicaUsed, sh)
-	}
-	return s
 }
 
 // Property: after any history, committing a fitted assignment and releasing it again
 // restores exactly the state before.
 func TestPropReleaseRestores(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj(t)
+		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj()
 		for range rapid.IntRange(0, 10).Draw(t, "history") {
 			if a, ref := n.Fit(drawRequest(t)); ref == nil {
 				_ = n.Commit(a) // a fitted assignment always commits; the other test checks it
@@ -165,15 +145,15 @@ func TestPropReleaseRestores(t *testing.T) {
 		if ref != nil || a.IsZero() {
 			return
 		}
-		before, beforeFree := dumpState(n), n.Free()
+		before, beforeFree := devices.DumpState(n), n.Free()
 		if err := n.Commit(a); err != nil {
 			t.Fatal(err)
 		}
 		if err := n.Release(a); err != nil {
 			t.Fatal(err)
 		}
-		if dumpState(n) != before || !sameVector(n.Free(), beforeFree) {
-			t.Fatalf("release did not restore: %s vs %s", dumpState(n), before)
+		if devices.DumpState(n) != before || !sameVector(n.Free(), beforeFree) {
+			t.Fatalf("release did not restore: %s vs %s", devices.DumpState(n), before)
 		}
 	})
 }
@@ -181,15 +161,15 @@ func TestPropReleaseRestores(t *testing.T) {
 // Property: Clone is independent of the original.
 func TestPropCloneIsIndependent(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj(t)
+		n := rapid.SampledFrom(propNodeShapes).Draw(t, "shape")().Obj()
 		c := n.Clone()
-		before := dumpState(n)
+		before := devices.DumpState(n)
 		if a, ref := c.Fit(drawRequest(t)); ref == nil {
 			if err := c.Commit(a); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if dumpState(n) != before {
+		if devices.DumpState(n) != before {
 			t.Fatal("committing on a clone changed the original")
 		}
 	})
@@ -197,7 +177,7 @@ func TestPropCloneIsIndependent(t *testing.T) {
 
 // bruteValid checks a layout against the placement rules with bit masks, written apart
 // from ValidateLayout so the two can be compared.
-func bruteValid(m Model, l []Instance) bool {
+func bruteValid(m devices.Model, l []devices.Instance) bool {
 	var mask uint32
 	compute, media := 0, 0
 	count := map[string]int{}
@@ -225,21 +205,21 @@ func bruteValid(m Model, l []Instance) bool {
 }
 
 // bruteExists enumerates every start assignment of the profiles.
-func bruteExists(m Model, profiles []string, placed []Instance) bool {
+func bruteExists(m devices.Model, profiles []string, placed []devices.Instance) bool {
 	if len(profiles) == 0 {
 		return bruteValid(m, placed)
 	}
 	for s := range m.MIG.MemorySlices {
-		if bruteExists(m, profiles[1:], append(placed, Instance{Profile: profiles[0], Start: s})) {
+		if bruteExists(m, profiles[1:], append(placed, devices.Instance{Profile: profiles[0], Start: s})) {
 			return true
 		}
 	}
 	return false
 }
 
-func migModels() []Model {
-	var out []Model
-	for _, m := range Models() {
+func migModels() []devices.Model {
+	var out []devices.Model
+	for _, m := range devices.Models() {
 		if m.MIG != nil {
 			out = append(out, m)
 		}
@@ -251,7 +231,7 @@ func migModels() []Model {
 func TestPropValidateLayoutMatchesBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := rapid.SampledFrom(migModels()).Draw(t, "model")
-		var l []Instance
+		var l []devices.Instance
 		for i := range rapid.IntRange(0, 7).Draw(t, "n") {
 			p := rapid.SampledFrom(m.MIG.Profiles).Draw(t, fmt.Sprint("p", i))
 			// Mostly legal starts, so that valid layouts are common too.
@@ -259,7 +239,7 @@ func TestPropValidateLayoutMatchesBruteForce(t *testing.T) {
 			if rapid.IntRange(0, 4).Draw(t, fmt.Sprint("any", i)) == 0 {
 				start = rapid.IntRange(0, m.MIG.MemorySlices-1).Draw(t, fmt.Sprint("raw", i))
 			}
-			l = append(l, Instance{Profile: p.Name, Start: start})
+			l = append(l, devices.Instance{Profile: p.Name, Start: start})
 		}
 		want := bruteValid(m, l)
 		if err := m.ValidateLayout(l); (err == nil) != want {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -45,9 +46,7 @@ func gpuNode(t *testing.T, bound ...cluster.BoundPod) *cluster.Snapshot {
 }
 
 func gpuWorkload(name string, n int64, created time.Duration) *api.Workload {
-	w := MakeWorkload("ns", name).Created(created).Obj()
-	w.PodSets[0].Requests = resources.Vector{resources.CPU: 1000, resources.NvidiaGPU: resources.Amount(n)}
-	return w
+	return gt.MakeWorkload("ns", name).CPU(1).GPUs(n).Created(created).Obj()
 }
 
 func podOf(w api.WorkloadID, node string, a devices.Assignment) cluster.BoundPod {
@@ -76,7 +75,7 @@ func (f *fixedReservation) Reserve(c PlaceCall) (plan.Reservation, bool) {
 func TestBackfillOntoNonReservedGPUs(t *testing.T) {
 	snap := gpuNode(t, podOf("ns/run", "g-0", gpus(0, 1, 2, 3)))
 	node := snap.Node(0).Name
-	eta := t0.Add(time.Hour)
+	eta := gt.Epoch().Add(time.Hour)
 	held := []cluster.BoundPod{
 		podOf("ns/big", node, gpus(0, 1, 2, 3, 4, 5)),
 	}
@@ -90,7 +89,7 @@ func TestBackfillOntoNonReservedGPUs(t *testing.T) {
 	short := pending(gpuWorkload("short", 2, 3*time.Minute), "cq")
 	short.Runtime = 30 * time.Minute
 	big.Workload.Priority = 5
-	in := Input{Cycle: 1, Now: t0, Cluster: snap, Quota: q, Pending: []Pending{big, long1, long2, short},
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{big, long1, long2, short},
 		Running: []placement.Running{{ID: "ns/run", Queue: "cq", Pods: []cluster.PodRef{held[0].Ref}, ExpectedEnd: eta, GPUMilli: 4000}}}
 	in.Running[0].Pods = []cluster.PodRef{{Workload: "ns/run", PodSet: "main"}}
 	p := mustEngine(t, Config{Reservations: true}, fr).Cycle(in)
@@ -128,7 +127,7 @@ func TestBackfillOntoNonReservedGPUs(t *testing.T) {
 func TestReserveGetsHeldAndPrevious(t *testing.T) {
 	snap := gpuNode(t, podOf("ns/run", "g-0", gpus(0, 1, 2, 3, 4, 5, 6, 7)))
 	node := snap.Node(0).Name
-	eta := t0.Add(time.Hour)
+	eta := gt.Epoch().Add(time.Hour)
 	prev := plan.Reservation{Workload: "ns/b", Nodes: []string{node}, ETA: eta.Add(time.Hour),
 		Pods: []cluster.BoundPod{podOf("ns/b", node, gpus(4, 5, 6, 7))}}
 	fr := &fixedReservation{Placer: NewPlacer(PlacerConfig{Seed: 1}), res: map[api.WorkloadID]plan.Reservation{
@@ -140,7 +139,7 @@ func TestReserveGetsHeldAndPrevious(t *testing.T) {
 	a := pending(gpuWorkload("a", 4, 0), "cq")
 	a.Workload.Priority = 9
 	b := pending(gpuWorkload("b", 4, time.Minute), "cq")
-	in := Input{Cycle: 2, Now: t0, Cluster: snap, Quota: q, Pending: []Pending{a, b},
+	in := Input{Cycle: 2, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{a, b},
 		Previous: map[api.WorkloadID]plan.Reservation{"ns/b": prev}}
 	p := mustEngine(t, Config{Reservations: true}, fr).Cycle(in)
 	if len(p.Reservations) != 2 || len(fr.seen) != 2 {
@@ -184,16 +183,16 @@ func TestPlacementNoticesAndHistory(t *testing.T) {
 	q.limit["cq"] = resourcesCPU(100)
 	np := &noticePlacer{grace: 5 * time.Minute, fakePlacer: fakePlacer{victims: map[api.WorkloadID][]api.WorkloadID{
 		"ns/hi1": {"ns/lo1"}, "ns/hi2": {"ns/lo2"}}}}
-	past := placement.PreemptionRecord{Workload: "ns/old", Queue: "cq", At: t0.Add(-time.Minute), GPUMilli: 1000}
-	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(0, 4), Quota: q,
-		Pending: []Pending{pending(MakeWorkload("ns", "hi1").Priority(10).Obj(), "cq"), pending(MakeWorkload("ns", "hi2").Priority(10).Created(time.Second).Obj(), "cq")},
+	past := placement.PreemptionRecord{Workload: "ns/old", Queue: "cq", At: gt.Epoch().Add(-time.Minute), GPUMilli: 1000}
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(0, 4), Quota: q,
+		Pending: []Pending{pending(gt.MakeWorkload("ns", "hi1").CPU(1).Priority(10).Obj(), "cq"), pending(gt.MakeWorkload("ns", "hi2").CPU(1).Priority(10).Created(time.Second).Obj(), "cq")},
 		Running: []placement.Running{{ID: "ns/lo1"}, {ID: "ns/lo2"}}, History: []placement.PreemptionRecord{past}}
 	p := mustEngine(t, Config{Preemption: true, Grace: time.Minute}, np).Cycle(in)
 	if len(p.Notices) != 2 {
 		t.Fatalf("notices = %+v, want 2", p.Notices)
 	}
 	for _, n := range p.Notices {
-		if n.Grace != 5*time.Minute || !n.EvictAt.Equal(t0.Add(5*time.Minute)) || n.Reason != "placement says so" {
+		if n.Grace != 5*time.Minute || !n.EvictAt.Equal(gt.Epoch().Add(5*time.Minute)) || n.Reason != "placement says so" {
 			t.Errorf("notice %+v: want placement's 5m grace, eviction at +5m and its reason", n)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -40,9 +41,8 @@ func benchWorld(b *testing.B) (*cluster.Snapshot, *api.Objects, []Pending) {
 		if gpus == 8 {
 			pods = int32(1 + rng.Intn(4))
 		}
-		w := &api.Workload{Meta: api.Meta{Namespace: "ns", Name: fmt.Sprintf("w%04d", i), Created: t0.Add(time.Duration(i) * time.Second)},
-			Queue: "lq", Priority: int32(rng.Intn(3)),
-			PodSets: []api.PodSet{{Name: "main", Count: pods, Requests: resources.Vector{resources.NvidiaGPU: resources.Amount(gpus)}}}}
+		w := gt.MakeWorkload("ns", fmt.Sprintf("w%04d", i)).Created(time.Duration(i) * time.Second).
+			Priority(int32(rng.Intn(3))).Pods(pods).GPUs(gpus).Obj()
 		pending[i] = pending0(w)
 	}
 	return snap, objs, pending
@@ -67,7 +67,7 @@ func BenchmarkCycle1000Nodes5000Pending(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p := e.Cycle(Input{Cycle: 1, Now: t0, Cluster: snap, Quota: NewAdmissionQuota(base.Clone(), nil), Pending: pending})
+		p := e.Cycle(Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: NewAdmissionQuota(base.Clone(), nil), Pending: pending})
 		if len(p.Admissions) == 0 {
 			b.Fatal("nothing admitted")
 		}

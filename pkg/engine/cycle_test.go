@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
@@ -51,37 +52,37 @@ func TestCycleOutcomes(t *testing.T) {
 	}{
 		{
 			name: "fits quota and nodes", nodes: 2, limit: 8,
-			pending: []*api.Workload{MakeWorkload("ns", "a").CPU(2).Pods(2).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "a").CPU(2).Pods(2).Obj()},
 			want:    map[string]string{"ns/a": "admitted"},
 		},
 		{
 			name: "quota fits, cluster does not: reported as such", nodes: 1, limit: 100,
-			pending: []*api.Workload{MakeWorkload("ns", "big").CPU(4).Pods(2).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "big").CPU(4).Pods(2).Obj()},
 			want:    map[string]string{"ns/big": "placement:" + ReasonQuotaFitsClusterDoesNot},
 		},
 		{
 			name: "quota does not fit", nodes: 4, limit: 2,
-			pending: []*api.Workload{MakeWorkload("ns", "a").CPU(3).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "a").CPU(3).Obj()},
 			want:    map[string]string{"ns/a": "admission:WaitingForQuota"},
 		},
 		{
 			name: "priority first: the high one takes the last room", nodes: 1, limit: 100,
-			pending: []*api.Workload{MakeWorkload("ns", "low").CPU(4).Obj(), MakeWorkload("ns", "high").CPU(4).Priority(10).Created(time.Hour).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "low").CPU(4).Obj(), gt.MakeWorkload("ns", "high").CPU(4).Priority(10).Created(time.Hour).Obj()},
 			want:    map[string]string{"ns/high": "admitted", "ns/low": "placement:" + ReasonQuotaFitsClusterDoesNot},
 		},
 		{
 			name: "best effort FIFO: a later small one goes past a big head", nodes: 1, limit: 100,
-			pending: []*api.Workload{MakeWorkload("ns", "big").CPU(8).Obj(), MakeWorkload("ns", "small").CPU(1).Created(time.Minute).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "big").CPU(8).Obj(), gt.MakeWorkload("ns", "small").CPU(1).Created(time.Minute).Obj()},
 			want:    map[string]string{"ns/big": "placement:" + ReasonQuotaFitsClusterDoesNot, "ns/small": "admitted"},
 		},
 		{
 			name: "strict FIFO: the head blocks its queue", nodes: 1, limit: 100, strict: true,
-			pending: []*api.Workload{MakeWorkload("ns", "big").CPU(8).Obj(), MakeWorkload("ns", "small").CPU(1).Created(time.Minute).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "big").CPU(8).Obj(), gt.MakeWorkload("ns", "small").CPU(1).Created(time.Minute).Obj()},
 			want:    map[string]string{"ns/big": "placement:" + ReasonQuotaFitsClusterDoesNot, "ns/small": "admission:" + ReasonBlockedByHead},
 		},
 		{
 			name: "quota is charged within the cycle", nodes: 4, limit: 4,
-			pending: []*api.Workload{MakeWorkload("ns", "a").CPU(3).Obj(), MakeWorkload("ns", "b").CPU(3).Created(time.Minute).Obj()},
+			pending: []*api.Workload{gt.MakeWorkload("ns", "a").CPU(3).Obj(), gt.MakeWorkload("ns", "b").CPU(3).Created(time.Minute).Obj()},
 			want:    map[string]string{"ns/a": "admitted", "ns/b": "admission:WaitingForQuota"},
 		},
 	}
@@ -89,7 +90,7 @@ func TestCycleOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newFakeQuota()
 			q.limit["cq"] = resourcesCPU(tc.limit)
-			in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(tc.nodes, 4), Quota: q}
+			in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(tc.nodes, 4), Quota: q}
 			for _, w := range tc.pending {
 				p := pending(w, "cq")
 				if tc.strict {
@@ -113,9 +114,9 @@ func TestCycleOutcomes(t *testing.T) {
 func TestNoFitDetailsAndPositions(t *testing.T) {
 	q := newFakeQuota()
 	q.limit["cq"] = resourcesCPU(100)
-	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(1, 4), Quota: q, Pending: []Pending{
-		pending(MakeWorkload("ns", "a").CPU(8).Obj(), "cq"),
-		pending(MakeWorkload("ns", "b").CPU(8).Created(time.Minute).Obj(), "cq"),
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(1, 4), Quota: q, Pending: []Pending{
+		pending(gt.MakeWorkload("ns", "a").CPU(8).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "b").CPU(8).Created(time.Minute).Obj(), "cq"),
 	}}
 	p := mustEngine(t, Config{}, &fakePlacer{}).Cycle(in)
 	if len(p.Rejections) != 2 {
@@ -133,11 +134,11 @@ func TestNoFitDetailsAndPositions(t *testing.T) {
 func TestPreemptionForNodes(t *testing.T) {
 	q := newFakeQuota()
 	q.limit["cq"] = resourcesCPU(100)
-	hi := MakeWorkload("ns", "hi").CPU(4).Priority(10).Obj()
+	hi := gt.MakeWorkload("ns", "hi").CPU(4).Priority(10).Obj()
 	running := []placement.Running{{ID: "ns/lo", Priority: 0}}
 	fp := &fakePlacer{victims: map[api.WorkloadID][]api.WorkloadID{"ns/hi": {"ns/lo"}}}
 	e := mustEngine(t, Config{Preemption: true, Grace: 2 * time.Minute}, fp)
-	base := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(0, 4), Quota: q, Pending: []Pending{pending(hi, "cq")}, Running: running}
+	base := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(0, 4), Quota: q, Pending: []Pending{pending(hi, "cq")}, Running: running}
 
 	p := e.Cycle(base)
 	if len(p.Notices) != 1 || p.Notices[0].Workload != "ns/lo" || p.Notices[0].By != "ns/hi" || p.Notices[0].Grace != 2*time.Minute {
@@ -170,8 +171,8 @@ func TestPreemptionForQuota(t *testing.T) {
 	q.limit["cq"] = resourcesCPU(4)
 	q.used["cq"] = resourcesCPU(4)
 	q.victims["ns/hi"] = []api.WorkloadID{"ns/lo"}
-	hi := MakeWorkload("ns", "hi").CPU(4).Priority(10).Obj()
-	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(2, 4), Quota: q, Pending: []Pending{pending(hi, "cq")}}
+	hi := gt.MakeWorkload("ns", "hi").CPU(4).Priority(10).Obj()
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(2, 4), Quota: q, Pending: []Pending{pending(hi, "cq")}}
 	p := mustEngine(t, Config{Preemption: true}, &fakePlacer{}).Cycle(in)
 	if len(p.Notices) != 1 || p.Notices[0].Layer != plan.LayerAdmission {
 		t.Fatalf("notices = %+v, want one admission-layer notice", p.Notices)
@@ -190,13 +191,13 @@ func TestPreemptionForQuota(t *testing.T) {
 func TestReservationAndBackfill(t *testing.T) {
 	q := newFakeQuota()
 	q.limit["cq"] = resourcesCPU(100)
-	big := MakeWorkload("ns", "big").CPU(8).Priority(5).Obj()
-	long := MakeWorkload("ns", "long").CPU(1).Created(time.Minute).Obj()
-	short := MakeWorkload("ns", "short").CPU(1).Created(2 * time.Minute).Obj()
+	big := gt.MakeWorkload("ns", "big").CPU(8).Priority(5).Obj()
+	long := gt.MakeWorkload("ns", "long").CPU(1).Created(time.Minute).Obj()
+	short := gt.MakeWorkload("ns", "short").CPU(1).Created(2 * time.Minute).Obj()
 	fp := &fakePlacer{eta: map[api.WorkloadID]time.Duration{"ns/big": time.Hour}}
 	shortP := pending(short, "cq")
 	shortP.Runtime = 10 * time.Minute
-	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(1, 4), Quota: q,
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(1, 4), Quota: q,
 		Pending: []Pending{pending(big, "cq"), pending(long, "cq"), shortP}}
 	p := mustEngine(t, Config{Reservations: true}, fp).Cycle(in)
 	tests := map[string]string{
@@ -209,7 +210,7 @@ func TestReservationAndBackfill(t *testing.T) {
 			t.Errorf("%s: %s, want %s", id, o, want)
 		}
 	}
-	if eta := p.Reservations[0].ETA; !eta.Equal(t0.Add(time.Hour)) {
+	if eta := p.Reservations[0].ETA; !eta.Equal(gt.Epoch().Add(time.Hour)) {
 		t.Errorf("ETA = %s, want now+1h", eta)
 	}
 }
@@ -225,9 +226,9 @@ func TestCycleDeterministic(t *testing.T) {
 			if i%2 == 1 {
 				cq = "b"
 			}
-			ps = append(ps, pending(MakeWorkload("ns", name).CPU(2).Created(time.Duration(6-i)*time.Second).Obj(), cq))
+			ps = append(ps, pending(gt.MakeWorkload("ns", name).CPU(2).Created(time.Duration(6-i)*time.Second).Obj(), cq))
 		}
-		return mustEngine(t, Config{}, &fakePlacer{}).Cycle(Input{Cycle: 1, Now: t0, Cluster: snapshotOf(2, 4), Quota: q, Pending: ps})
+		return mustEngine(t, Config{}, &fakePlacer{}).Cycle(Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(2, 4), Quota: q, Pending: ps})
 	}
 	a, b := run(), run()
 	if !reflect.DeepEqual(a, b) {
@@ -249,7 +250,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestHoldAndDrainEvictsRunning(t *testing.T) {
-	in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(1, 4), Quota: newFakeQuota(),
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(1, 4), Quota: newFakeQuota(),
 		Running:  []placement.Running{{ID: "ns/a", Queue: "held"}, {ID: "ns/b", Queue: "open"}, {ID: "ns/c", Queue: "held"}},
 		InFlight: map[api.WorkloadID]bool{"ns/c": true},
 		Draining: map[api.WorkloadID]string{"ns/a": "held drains", "ns/c": "held drains"}}
@@ -269,10 +270,10 @@ func TestHoldAndDrainEvictsRunning(t *testing.T) {
 func TestPreemptorBeforeItsRequeuedVictim(t *testing.T) {
 	q := newFakeQuota()
 	q.limit["cq-a"], q.limit["cq-b"] = resourcesCPU(8), resourcesCPU(8)
-	victim := MakeWorkload("ns", "borrower").CPU(4).Priority(10).Obj()
-	owner := MakeWorkload("ns", "owner").CPU(4).Obj()
-	owner.Created = t0.Add(time.Second)
-	in := Input{Cycle: 3, Now: t0.Add(time.Second), Cluster: snapshotOf(1, 4), Quota: q,
+	victim := gt.MakeWorkload("ns", "borrower").CPU(4).Priority(10).Obj()
+	owner := gt.MakeWorkload("ns", "owner").CPU(4).Obj()
+	owner.Created = gt.Epoch().Add(time.Second)
+	in := Input{Cycle: 3, Now: gt.Epoch().Add(time.Second), Cluster: snapshotOf(1, 4), Quota: q,
 		Pending:     []Pending{pending(victim, "cq-a"), pending(owner, "cq-b")},
 		Nominated:   map[api.WorkloadID][]api.WorkloadID{"ns/owner": {"ns/borrower"}},
 		PreemptedBy: map[api.WorkloadID]api.WorkloadID{"ns/borrower": "ns/owner"}}

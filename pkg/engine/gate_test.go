@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -14,7 +15,7 @@ func TestGPUNeed(t *testing.T) {
 		w    *api.Workload
 		want resources.MilliGPU // lower bound of milli-GPU needed at once
 	}{
-		{name: "cpu only", w: MakeWorkload("ns", "a").Obj(), want: 0},
+		{name: "cpu only", w: gt.MakeWorkload("ns", "a").CPU(1).Obj(), want: 0},
 		{name: "2 pods x 4 GPUs", w: gpuWorkload("a", 4, 0), want: 4000},
 		{name: "gang of 3 pods x 2 GPUs", w: func() *api.Workload { w := gpuWorkload("a", 2, 0); w.PodSets[0].Count = 3; return w }(), want: 6000},
 		{name: "minCount 2 of 3", w: func() *api.Workload {
@@ -24,12 +25,12 @@ func TestGPUNeed(t *testing.T) {
 		}(), want: 4000},
 		{name: "MinMember: largest pod only", w: func() *api.Workload { w := gpuWorkload("a", 2, 0); w.PodSets[0].Count, w.MinMember = 3, 2; return w }(), want: 2000},
 		{name: "gpu-milli fraction", w: func() *api.Workload {
-			w := MakeWorkload("ns", "a").Obj()
+			w := gt.MakeWorkload("ns", "a").CPU(1).Obj()
 			w.PodSets[0].Requests = resources.Vector{resources.GPUMilli: 250}
 			return w
 		}(), want: 250},
 		{name: "MIG profile counts 0 (safe bound)", w: func() *api.Workload {
-			w := MakeWorkload("ns", "a").Obj()
+			w := gt.MakeWorkload("ns", "a").CPU(1).Obj()
 			w.PodSets[0].Requests = resources.Vector{"nvidia.com/mig-1g.10gb": 1}
 			return w
 		}(), want: 0},
@@ -61,7 +62,7 @@ func TestGateSkipsPlacementWhenClusterLacksGPU(t *testing.T) {
 	q.limit["cq"] = resourcesCPU(100)
 	first := pending(gpuWorkload("first", 6, 0), "cq")
 	second := pending(gpuWorkload("second", 4, 1), "cq")
-	p := mustEngine(t, Config{}, cp).Cycle(Input{Cycle: 1, Now: t0, Cluster: snap, Quota: q, Pending: []Pending{first, second}})
+	p := mustEngine(t, Config{}, cp).Cycle(Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{first, second}})
 	if o := outcome(p, "ns/first"); o != "admitted" {
 		t.Fatalf("first: %s, want admitted", o)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"pgregory.net/rapid"
@@ -22,7 +23,7 @@ func TestCycleInvariants(t *testing.T) {
 		var ws []*api.Workload
 		var cqs []string
 		for i := 0; i < n; i++ {
-			w := MakeWorkload("ns", fmt.Sprintf("w%02d", i)).
+			w := gt.MakeWorkload("ns", fmt.Sprintf("w%02d", i)).CPU(1).
 				CPU(rapid.Int64Range(1, 5).Draw(t, "cpu")).Pods(int32(rapid.IntRange(1, 3).Draw(t, "pods"))).
 				Priority(int32(rapid.IntRange(0, 2).Draw(t, "prio"))).Created(time.Duration(rapid.IntRange(0, 100).Draw(t, "created")) * time.Second).Obj()
 			ws = append(ws, w)
@@ -34,7 +35,7 @@ func TestCycleInvariants(t *testing.T) {
 			for cq, l := range limits {
 				q.limit[cq] = resourcesCPU(l)
 			}
-			in := Input{Cycle: 1, Now: t0, Cluster: snapshotOf(nodes, 4), Quota: q}
+			in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(nodes, 4), Quota: q}
 			for i, w := range ws {
 				p := pending(w, cqs[i])
 				if strict {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -60,10 +61,7 @@ func bind(t *testing.T, snap *cluster.Snapshot, w api.WorkloadID, node string, i
 // small-0 and "b" on big-0 fit. A fresh reservation walk therefore finds nothing,
 // while a reservation planned earlier (when small-0 was fuller) stays valid.
 func splitGang() *api.Workload {
-	return &api.Workload{Meta: api.Meta{Namespace: "ns", Name: "gang", Created: t0}, Queue: "lq", PodSets: []api.PodSet{
-		{Name: "a", Count: 1, Requests: resources.Vector{resources.NvidiaGPU: 2}},
-		{Name: "b", Count: 1, Requests: resources.Vector{resources.NvidiaGPU: 4}, NodeSelector: map[string]string{"pool": "big"}},
-	}}
+	return gt.MakeWorkload("ns", "gang").PodSet("a", 1).GPUs(2).PodSet("b", 1).GPUs(4).NodeSelector("pool", "big").Obj()
 }
 
 // A restored reservation is offered to the next cycle as the previous one: still valid,
@@ -71,8 +69,8 @@ func splitGang() *api.Workload {
 func TestRestoreReservationKeepsETA(t *testing.T) {
 	objs, snap := restoreWorld(t)
 	snap = bind(t, snap, "ns/x", "big-0", 0, 1, 2, 3)
-	eta := t0.Add(10 * time.Minute)
-	running := []placement.Running{{ID: "ns/x", Queue: "cq", StartedAt: t0, ExpectedEnd: eta, GPUMilli: 4000, Preemptible: true,
+	eta := gt.Epoch().Add(10 * time.Minute)
+	running := []placement.Running{{ID: "ns/x", Queue: "cq", StartedAt: gt.Epoch(), ExpectedEnd: eta, GPUMilli: 4000, Preemptible: true,
 		Pods: []cluster.PodRef{{Workload: "ns/x", PodSet: "main"}}}}
 	prev := plan.Reservation{Nodes: []string{"big-0", "small-0"}, ETA: eta, Pods: []cluster.BoundPod{
 		{Ref: cluster.PodRef{Workload: "ns/gang", PodSet: "a"}, Node: "small-0", Requests: resources.Vector{resources.NvidiaGPU: 2}, Devices: gpus(0, 1)},
@@ -89,7 +87,7 @@ func TestRestoreReservationKeepsETA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Submit(splitGang(), t0, time.Hour); err != nil {
+		if err := s.Submit(splitGang(), gt.Epoch(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		if restore {
@@ -98,7 +96,7 @@ func TestRestoreReservationKeepsETA(t *testing.T) {
 				t.Fatalf("restored reservation %+v %v, want ETA %s for ns/gang", got, ok, eta)
 			}
 		}
-		return s.Cycle(World{Now: t0.Add(time.Minute), Cluster: snap, Quota: quota, Running: running})
+		return s.Cycle(World{Now: gt.Epoch().Add(time.Minute), Cluster: snap, Quota: quota, Running: running})
 	}
 	fresh := cycle(false)
 	if len(fresh.Reservations) != 0 || len(fresh.Rejections) != 1 {
@@ -119,17 +117,17 @@ func runningOne(t *testing.T, name string) (*Scheduler, *api.Workload) {
 		t.Fatal(err)
 	}
 	w := gpuJob(name, "lq", 1)
-	if err := s.Submit(w, t0, 0); err != nil {
+	if err := s.Submit(w, gt.Epoch(), 0); err != nil {
 		t.Fatal(err)
 	}
-	s.Started(w.ID(), t0)
+	s.Started(w.ID(), gt.Epoch())
 	return s, w
 }
 
 // RestoreReservation ignores workloads that are unknown or not pending.
 func TestRestoreReservationOnlyPending(t *testing.T) {
 	s, w := runningOne(t, "run")
-	r := plan.Reservation{ETA: t0.Add(time.Hour)}
+	r := plan.Reservation{ETA: gt.Epoch().Add(time.Hour)}
 	s.RestoreReservation(w.ID(), r)
 	s.RestoreReservation("ns/unknown", r)
 	for _, id := range []api.WorkloadID{w.ID(), "ns/unknown"} {
@@ -151,8 +149,8 @@ func TestRestoreNominatedAndPreemptedBy(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := []placement.Running{
-		{ID: "ns/leaving", Queue: "cq", StartedAt: t0, GPUMilli: 4000, Preemptible: true, Pods: []cluster.PodRef{{Workload: "ns/leaving", PodSet: "main"}}},
-		{ID: "ns/other", Queue: "cq", StartedAt: t0, GPUMilli: 6000, Preemptible: true, Pods: []cluster.PodRef{{Workload: "ns/other", PodSet: "main"}}},
+		{ID: "ns/leaving", Queue: "cq", StartedAt: gt.Epoch(), GPUMilli: 4000, Preemptible: true, Pods: []cluster.PodRef{{Workload: "ns/leaving", PodSet: "main"}}},
+		{ID: "ns/other", Queue: "cq", StartedAt: gt.Epoch(), GPUMilli: 6000, Preemptible: true, Pods: []cluster.PodRef{{Workload: "ns/other", PodSet: "main"}}},
 	}
 	cycle := func(restore bool) map[api.WorkloadID]string {
 		s, err := Build(objs, DefaultPolicy())
@@ -163,18 +161,18 @@ func TestRestoreNominatedAndPreemptedBy(t *testing.T) {
 		pre.Priority = 100
 		held := gpuJob("held", "lq", 2) // fits small-0 now
 		for _, w := range []*api.Workload{pre, held, gpuJob("leaving", "lq", 4), gpuJob("other", "lq", 6)} {
-			if err := s.Submit(w, t0, 0); err != nil {
+			if err := s.Submit(w, gt.Epoch(), 0); err != nil {
 				t.Fatal(err)
 			}
 		}
-		s.Started("ns/leaving", t0)
-		s.Started("ns/other", t0)
+		s.Started("ns/leaving", gt.Epoch())
+		s.Started("ns/other", gt.Epoch())
 		if restore {
 			s.RestoreNominated("ns/pre", []api.WorkloadID{"ns/leaving"})
 			s.RestorePreemptedBy("ns/held", "ns/pre")
 			s.RestoreNominated("ns/unknown", []api.WorkloadID{"ns/leaving"}) // ignored
 		}
-		p := s.Cycle(World{Now: t0.Add(time.Minute), Cluster: snap, Quota: quota, Running: running, InFlight: []api.WorkloadID{"ns/leaving"}})
+		p := s.Cycle(World{Now: gt.Epoch().Add(time.Minute), Cluster: snap, Quota: quota, Running: running, InFlight: []api.WorkloadID{"ns/leaving"}})
 		out := map[api.WorkloadID]string{}
 		for _, a := range p.Admissions {
 			out[a.Workload] = "admitted"
@@ -200,16 +198,16 @@ func TestRestoreNominatedAndPreemptedBy(t *testing.T) {
 // first.
 func TestRestoreHistoryReplacesSorted(t *testing.T) {
 	s, w := runningOne(t, "v")
-	s.Noticed(w.ID(), "ns/p", placement.PreemptionRecord{Workload: w.ID(), Queue: "cq", At: t0.Add(2 * time.Minute)})
+	s.Noticed(w.ID(), "ns/p", placement.PreemptionRecord{Workload: w.ID(), Queue: "cq", At: gt.Epoch().Add(2 * time.Minute)})
 	recs := []placement.PreemptionRecord{
-		{Workload: "ns/v", Queue: "cq", At: t0.Add(2 * time.Minute), GPUMilli: 1000},
-		{Workload: "ns/b", Queue: "cq", At: t0, GPUMilli: 2000},
-		{Workload: "ns/a", Queue: "cq", At: t0, GPUMilli: 3000},
+		{Workload: "ns/v", Queue: "cq", At: gt.Epoch().Add(2 * time.Minute), GPUMilli: 1000},
+		{Workload: "ns/b", Queue: "cq", At: gt.Epoch(), GPUMilli: 2000},
+		{Workload: "ns/a", Queue: "cq", At: gt.Epoch(), GPUMilli: 3000},
 	}
 	s.RestoreHistory(recs)
 	h := s.History()
 	if len(h) != 3 || h[0].Workload != "ns/a" || h[1].Workload != "ns/b" || h[2].Workload != "ns/v" {
-		t.Fatalf("history %+v; want ns/a, ns/b (at t0, by name), ns/v", h)
+		t.Fatalf("history %+v; want ns/a, ns/b (at gt.Epoch(), by name), ns/v", h)
 	}
 	recs[0].GPUMilli = 9 // the scheduler keeps its own copy
 	if h := s.History(); h[2].GPUMilli != 1000 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -36,15 +37,10 @@ func schedWorld(t *testing.T, drained api.StopPolicy) (*api.Objects, *cluster.Sn
 	return objs, snap
 }
 
-func gpuJob(name, lq string, gpus int64) *api.Workload {
-	return &api.Workload{Meta: api.Meta{Namespace: "ns", Name: name, Created: t0}, Queue: lq,
-		PodSets: []api.PodSet{{Name: "main", Count: 1, Requests: resources.Vector{resources.NvidiaGPU: resources.Amount(gpus)}}}}
-}
-
-// A running workload of a LocalQueue whose stop policy is HoldAndDrain is evicted by
-// the next cycle; one of an open LocalQueue of the same ClusterQueue is not.
-func TestSchedulerDrainsLocalQueue(t *testing.T) {
-	objs, snap := schedWorld(t, api.StopHoldAndDrain)
+// buildWithQuota wires the scheduler from objs, with the empty admitted-quota tree a
+// driver starts from.
+func buildWithQuota(t *testing.T, objs *api.Objects) (*Scheduler, *admission.Quota) {
+	t.Helper()
 	s, err := Build(objs, DefaultPolicy())
 	if err != nil {
 		t.Fatal(err)
@@ -53,14 +49,26 @@ func TestSchedulerDrainsLocalQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, quota
+}
+
+func gpuJob(name, lq string, gpus int64) *api.Workload {
+	return gt.MakeWorkload("ns", name).Queue(lq).GPUs(gpus).Obj()
+}
+
+// A running workload of a LocalQueue whose stop policy is HoldAndDrain is evicted by
+// the next cycle; one of an open LocalQueue of the same ClusterQueue is not.
+func TestSchedulerDrainsLocalQueue(t *testing.T) {
+	objs, snap := schedWorld(t, api.StopHoldAndDrain)
+	s, quota := buildWithQuota(t, objs)
 	for _, w := range []*api.Workload{gpuJob("a", "open", 1), gpuJob("b", "drained", 1)} {
-		if err := s.Submit(w, t0, time.Hour); err != nil {
+		if err := s.Submit(w, gt.Epoch(), time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		s.Started(w.ID(), t0)
+		s.Started(w.ID(), gt.Epoch())
 	}
-	running := []placement.Running{{ID: "ns/a", Queue: "cq", StartedAt: t0}, {ID: "ns/b", Queue: "cq", StartedAt: t0}}
-	p := s.Cycle(World{Now: t0.Add(time.Minute), Cluster: snap, Quota: quota, Running: running})
+	running := []placement.Running{{ID: "ns/a", Queue: "cq", StartedAt: gt.Epoch()}, {ID: "ns/b", Queue: "cq", StartedAt: gt.Epoch()}}
+	p := s.Cycle(World{Now: gt.Epoch().Add(time.Minute), Cluster: snap, Quota: quota, Running: running})
 	if len(p.Evictions) != 1 || p.Evictions[0].Workload != "ns/b" {
 		t.Fatalf("evictions %+v, want only ns/b", p.Evictions)
 	}
@@ -73,19 +81,15 @@ func TestSchedulerDrainsLocalQueue(t *testing.T) {
 // submit of the same workload twice is an error.
 func TestSchedulerParksHeldQueues(t *testing.T) {
 	objs, snap := schedWorld(t, api.StopHold)
-	s, err := Build(objs, DefaultPolicy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota, _ := admission.NewQuota(objs, admission.Options{})
+	s, quota := buildWithQuota(t, objs)
 	w := gpuJob("held", "drained", 1)
-	if err := s.Submit(w, t0, 0); err != nil {
+	if err := s.Submit(w, gt.Epoch(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Submit(w, t0, 0); err == nil {
+	if err := s.Submit(w, gt.Epoch(), 0); err == nil {
 		t.Error("a second Submit of the same workload was accepted")
 	}
-	world := World{Now: t0, Cluster: snap, Quota: quota}
+	world := World{Now: gt.Epoch(), Cluster: snap, Quota: quota}
 	p := s.Cycle(world)
 	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Reason != string(admission.QueueHeld) {
 		t.Fatalf("plan %+v, want one QueueHeld rejection", p)
@@ -99,5 +103,29 @@ func TestSchedulerParksHeldQueues(t *testing.T) {
 	}
 	if _, considered := s.Stats(); considered != 0 {
 		t.Errorf("%d pending handed to the engine, want 0 (the queue layer answered)", considered)
+	}
+}
+
+// A ClusterQueue whose stop policy is HoldAndDrain admits nothing (a newcomer is held)
+// and the next cycle evicts what it runs.
+func TestSchedulerDrainsClusterQueue(t *testing.T) {
+	objs, snap := schedWorld(t, "")
+	objs.ClusterQueues[0].StopPolicy = api.StopHoldAndDrain
+	s, quota := buildWithQuota(t, objs)
+	running := gpuJob("running", "open", 1)
+	if err := s.Submit(running, gt.Epoch(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	s.Started(running.ID(), gt.Epoch())
+	if err := s.Submit(gpuJob("new", "open", 1), gt.Epoch(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Cycle(World{Now: gt.Epoch().Add(time.Minute), Cluster: snap, Quota: quota,
+		Running: []placement.Running{{ID: "ns/running", Queue: "cq", StartedAt: gt.Epoch()}}})
+	if len(p.Evictions) != 1 || p.Evictions[0].Workload != "ns/running" || p.Evictions[0].Reason != "ClusterQueue cq has stop policy HoldAndDrain" {
+		t.Fatalf("evictions %+v, want ns/running for the ClusterQueue's stop policy", p.Evictions)
+	}
+	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Workload != "ns/new" || p.Rejections[0].Reason != string(admission.QueueHeld) {
+		t.Fatalf("admissions %+v, rejections %+v; want ns/new held", p.Admissions, p.Rejections)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 )
 
 // loadErrors loads one in-memory file and returns its problems.
@@ -51,7 +53,7 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name:     "unknown field, deep, with its own line",
-			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "4").YAML()+"      extra: 1\n"),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeClusterQueue("a").Quota("f", "cpu", "4").YAML()+"      extra: 1\n"),
 			wantLine: 18, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].extra", wantMsg: `unknown field "extra"`,
 		},
@@ -63,61 +65,61 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name:     "unparsable quantity",
-			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "lots").YAML()),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeClusterQueue("a").Quota("f", "cpu", "lots").YAML()),
 			wantLine: 17, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", wantMsg: `invalid value string "lots"`,
 		},
 		{
 			name:     "negative quantity",
-			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "-2").YAML()),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeClusterQueue("a").Quota("f", "cpu", "-2").YAML()),
 			wantLine: 17, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", wantMsg: "is negative",
 		},
 		{
 			name:     "fraction of an integer resource",
-			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "nvidia.com/gpu", "1500m").YAML()),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeClusterQueue("a").Quota("f", "nvidia.com/gpu", "1500m").YAML()),
 			wantLine: 17, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", wantMsg: "must be a whole number",
 		},
 		{
 			name:     "ClusterQueue names a missing flavor",
-			input:    makeCQ("a").Quota("nope", "cpu", "4").YAML(),
+			input:    k8s.MakeClusterQueue("a").Quota("nope", "cpu", "4").YAML(),
 			wantLine: 9, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].name", wantMsg: `ResourceFlavor "nope" not found`,
 		},
 		{
 			name:     "flavor listed twice",
-			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "4").Quota("f", "memory", "4Gi").YAML()),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeClusterQueue("a").Quota("f", "cpu", "4").Quota("f", "memory", "4Gi").YAML()),
 			wantLine: 20, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[1].flavors[0].name", wantMsg: `flavor "f" is listed twice`,
 		},
 		{
 			name:     "resource covered twice",
-			input:    docs(makeFlavor("f"), makeFlavor("g"), makeCQ("a").Quota("f", "cpu", "4").Quota("g", "cpu", "4").YAML()),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeFlavor("g").YAML(), k8s.MakeClusterQueue("a").Quota("f", "cpu", "4").Quota("g", "cpu", "4").YAML()),
 			wantLine: 23, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[1].coveredResources[0]", wantMsg: "already covered by resourceGroups[0]",
 		},
 		{
 			name:     "borrowing limit without a cohort",
-			input:    docs(makeFlavor("f"), makeCQ("a").Quota("f", "cpu", "4").YAML()+"        borrowingLimit: 2\n"),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeClusterQueue("a").Quota("f", "cpu", "4").YAML()+"        borrowingLimit: 2\n"),
 			wantLine: 18, wantKind: "ClusterQueue", wantName: "a",
 			wantField: "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit", wantMsg: "without spec.cohort",
 		},
 		{
 			name:     "LocalQueue names a missing ClusterQueue",
-			input:    makeLQ("ns", "q", "ghost"),
+			input:    k8s.MakeLocalQueue("ns", "q", "ghost").YAML(),
 			wantLine: 7, wantKind: "LocalQueue", wantName: "ns/q", wantField: "spec.clusterQueue",
 			wantMsg: `ClusterQueue "ghost" not found`,
 		},
 		{
 			name:     "pod mixes GPU request kinds",
-			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Limit("nvidia.com/gpu", "1").Limit("gantry.dev/gpu-milli", "500").YAML()),
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("q").Limit("nvidia.com/gpu", "1").Limit("gantry.dev/gpu-milli", "500").YAML()),
 			wantLine: 50, wantKind: "Job", wantName: "ns/j", wantField: "spec.template.spec.containers",
 			wantMsg: "GPU request mixes",
 		},
 		{
 			name:     "duplicate name",
-			input:    docs(makeFlavor("f"), makeFlavor("f")),
+			input:    docs(k8s.MakeFlavor("f").YAML(), k8s.MakeFlavor("f").YAML()),
 			wantLine: 9, wantKind: "ResourceFlavor", wantName: "f", wantField: "metadata.name",
 			wantMsg: `duplicate ResourceFlavor "f": already defined at in.yaml:1`,
 		},
@@ -129,30 +131,30 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name:     "workload queue missing",
-			input:    docs(queueSetup(), makeJob("ns", "j").Queue("nope").Limit("nvidia.com/gpu", "1").YAML()),
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("nope").Limit("nvidia.com/gpu", "1").YAML()),
 			wantLine: 45, wantKind: "Job", wantName: "ns/j", wantField: "metadata.labels[kueue.x-k8s.io/queue-name]",
 			wantMsg: `LocalQueue "nope" not found in namespace ns`,
 		},
 		{
 			name:     "workload without queue",
-			input:    docs(queueSetup(), makeJob("ns", "j").Limit("nvidia.com/gpu", "1").YAML()),
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").Limit("nvidia.com/gpu", "1").YAML()),
 			wantLine: 41, wantKind: "Job", wantName: "ns/j", wantField: "metadata.labels", wantMsg: "no queue",
 		},
 		{
 			name:     "priority class missing",
-			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Priority("urgent").Limit("nvidia.com/gpu", "1").YAML()),
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("q").Priority("urgent").Limit("nvidia.com/gpu", "1").YAML()),
 			wantLine: 45, wantKind: "Job", wantName: "ns/j", wantField: "metadata.labels[kueue.x-k8s.io/priority-class]",
 			wantMsg: `WorkloadPriorityClass "urgent" not found`,
 		},
 		{
 			name:     "bad duration",
-			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Annotation("gantry.dev/duration", "soon").Limit("nvidia.com/gpu", "1").YAML()),
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("q").Annotate("gantry.dev/duration", "soon").Limit("nvidia.com/gpu", "1").YAML()),
 			wantLine: 47, wantKind: "Job", wantName: "ns/j", wantField: "metadata.annotations[gantry.dev/duration]",
 			wantMsg: `invalid duration "soon"`,
 		},
 		{
 			name:     "MIG profile that exists on no model",
-			input:    docs(queueSetup(), makeJob("ns", "j").Queue("q").Limit("nvidia.com/mig-9g.99gb", "1").YAML()),
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("q").Limit("nvidia.com/mig-9g.99gb", "1").YAML()),
 			wantLine: 55, wantKind: "Job", wantName: "ns/j",
 			wantField: "spec.template.spec.containers[0].resources.limits[nvidia.com/mig-9g.99gb]",
 			wantMsg:   `MIG profile "9g.99gb" exists on no known GPU model`,
@@ -165,7 +167,7 @@ func TestLoadErrors(t *testing.T) {
 		},
 		{
 			name: "two job kinds make the same workload",
-			input: docs(queueSetup(), makeJob("ns", "w").Queue("q").YAML(),
+			input: docs(queueSetup(), k8s.MakeJob("ns", "w").KueueQueue("q").YAML(),
 				"apiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\nspec: {containers: [{name: c, image: x}]}\n"),
 			wantLine: 57, wantKind: "Pod", wantName: "ns/w", wantField: "metadata.name",
 			wantMsg: `duplicate Workload "ns/w": already defined at in.yaml:39`,
@@ -210,8 +212,8 @@ func TestLoadErrors(t *testing.T) {
 // All problems of all documents are reported, in file and line order, one per line.
 func TestLoadReportsEveryProblem(t *testing.T) {
 	input := docs(
-		makeCQ("a").Quota("ghost", "cpu", "-1").YAML(),
-		makeLQ("ns", "q", "missing"),
+		k8s.MakeClusterQueue("a").Quota("ghost", "cpu", "-1").YAML(),
+		k8s.MakeLocalQueue("ns", "q", "missing").YAML(),
 		"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
 	)
 	list := loadErrors(t, input)
@@ -229,7 +231,7 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 // An unknown field is reported without hiding the object's other problems: a user fixing
 // a file sees everything wrong with it in one run.
 func TestUnknownFieldDoesNotHideOtherProblems(t *testing.T) {
-	input := makeCQ("a").Quota("missing", "cpu", "-2").YAML() + "  colour: blue\n"
+	input := k8s.MakeClusterQueue("a").Quota("missing", "cpu", "-2").YAML() + "  colour: blue\n"
 	_, err := LoadBytes("in.yaml", []byte(input))
 	list, ok := err.(ErrorList)
 	if !ok {
@@ -254,7 +256,7 @@ func TestUnknownFieldDoesNotHideOtherProblems(t *testing.T) {
 // until the namespace's labels or the selector change.
 func TestLocalQueueOutsideTheSelectorLoads(t *testing.T) {
 	input := docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {tier: dev}}\n",
-		makeCQ("cq").Spec("namespaceSelector: {matchLabels: {tier: prod}}").YAML(), makeLQ("ns", "q", "cq"))
+		k8s.MakeClusterQueue("cq").NamespaceSelector(map[string]string{"tier": "prod"}).YAML(), k8s.MakeLocalQueue("ns", "q", "cq").YAML())
 	objs, err := LoadBytes("queues.yaml", []byte(input))
 	if err != nil {
 		t.Fatal(err)

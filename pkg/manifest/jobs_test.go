@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -42,12 +43,12 @@ func TestJobKindConversion(t *testing.T) {
 	}{
 		{
 			name:      "Job: parallelism capped by completions, GPU limit used as request",
-			input:     strings.Replace(makeJob("ns", "j").Queue("q").Priority("high").Parallelism(4).Request("cpu", "2").Limit("nvidia.com/gpu", "2").YAML(), "spec:\n", "spec:\n  completions: 3\n", 1),
+			input:     strings.Replace(k8s.MakeJob("ns", "j").KueueQueue("q").Priority("high").Parallelism(4).Request("cpu", "2").Limit("nvidia.com/gpu", "2").YAML(), "spec:\n", "spec:\n  completions: 3\n", 1),
 			wantOwner: "Job", wantSets: "main:3/0:cpu=2,nvidia.com/gpu=2", wantGang: 3, wantPriority: 500,
 		},
 		{
 			name:      "Job: partial admission annotation",
-			input:     makeJob("ns", "j").Queue("q").Parallelism(8).Annotation(AnnotationJobMinParallelism, "2").Limit("nvidia.com/gpu", "1").YAML(),
+			input:     k8s.MakeJob("ns", "j").KueueQueue("q").Parallelism(8).Annotate(AnnotationJobMinParallelism, "2").Limit("nvidia.com/gpu", "1").YAML(),
 			wantOwner: "Job", wantSets: "main:8/2:nvidia.com/gpu=1", wantGang: 2,
 		},
 		{
@@ -233,7 +234,7 @@ metadata: {name: batch-high}
 value: 777
 `
 	// The Job has no namespace: it lands in "default", which needs a LocalQueue "q".
-	w := loadWorkloads(t, docs(makeLQ("default", "q", "cq"), job))[0]
+	w := loadWorkloads(t, docs(k8s.MakeLocalQueue("default", "q", "cq").YAML(), job))[0]
 	if w.Namespace != "default" {
 		t.Errorf("namespace = %q, want default", w.Namespace)
 	}
@@ -257,7 +258,7 @@ value: 777
 // A global-default PriorityClass applies to workloads that name no class.
 func TestGlobalDefaultPriority(t *testing.T) {
 	pc := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: base}\nvalue: 42\nglobalDefault: true\n"
-	w := loadWorkloads(t, docs(pc, makeJob("ns", "j").Queue("q").YAML()))[0]
+	w := loadWorkloads(t, docs(pc, k8s.MakeJob("ns", "j").KueueQueue("q").YAML()))[0]
 	if w.PriorityClass != "base" || w.Priority != 42 {
 		t.Errorf("priority = %s %d, want base 42", w.PriorityClass, w.Priority)
 	}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 )
 
 // The shipped examples load cleanly and hold the reference architecture.
@@ -66,11 +68,11 @@ func TestLoadPathsAndStdin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("b/flavor.yml", makeFlavor("f"))
+	write("b/flavor.yml", k8s.MakeFlavor("f").YAML())
 	write("a/cq.json", `{"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
  "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": 4}]}]}]}}`)
 	write("notes.txt", "not a manifest")
-	stdin := strings.NewReader(makeLQ("ns", "q", "cq"))
+	stdin := strings.NewReader(k8s.MakeLocalQueue("ns", "q", "cq").YAML())
 	objs, err := Load([]string{dir, "-"}, stdin)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -112,7 +113,7 @@ func TestNodeAndEventErrors(t *testing.T) {
 
 // Quantities keep their canonical units end to end: no float on the way.
 func TestQuantityUnits(t *testing.T) {
-	objs, err := LoadBytes("in.yaml", []byte(docs(queueSetup(), makeJob("ns", "j").Queue("q").Request("cpu", "0.5").Request("memory", "1.5Gi").Limit("nvidia.com/gpu", "1").YAML())))
+	objs, err := LoadBytes("in.yaml", []byte(docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("q").Request("cpu", "0.5").Request("memory", "1.5Gi").Limit("nvidia.com/gpu", "1").YAML())))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -80,7 +81,7 @@ func TestQuotaRoundTripProperty(t *testing.T) {
 		nominal := rapid.Int64Range(0, 1<<20).Draw(t, "nominal")
 		borrow := rapid.Int64Range(0, 1<<20).Draw(t, "borrow")
 		lend := rapid.Int64Range(0, 1<<20).Draw(t, "lend")
-		in := docs(makeFlavor("f"), fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta1
+		in := docs(k8s.MakeFlavor("f").YAML(), fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: q}
 spec:

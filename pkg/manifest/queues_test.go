@@ -3,6 +3,7 @@ package manifest
 import (
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -10,7 +11,7 @@ import (
 func amountPtr(a resources.Amount) *resources.Amount { return &a }
 
 func TestClusterQueueConversion(t *testing.T) {
-	in := docs(makeFlavor("h100"), makeFlavor("spot"),
+	in := docs(k8s.MakeFlavor("h100").YAML(), k8s.MakeFlavor("spot").YAML(),
 		`apiVersion: gantry.dev/v1alpha1
 kind: ClusterQueue
 metadata:

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml/mock"
+	"pgregory.net/rapid"
 )
 
 // migGPU is GPU 0 of a fresh mock with MIG on, and the mock's profiles by name.

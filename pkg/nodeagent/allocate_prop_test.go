@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml/mock"
+	"pgregory.net/rapid"
 )
 
 // TestAllocateFollowsAnnotationProperty: whatever the kubelet picks, a pod's containers

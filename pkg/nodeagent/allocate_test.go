@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/mocknode"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
@@ -15,26 +16,28 @@ import (
 func TestInventoryResourcesPerSharingMode(t *testing.T) {
 	tests := []struct {
 		name string
-		node func(*nodeBuilder) *nodeBuilder
+		node func(*mocknode.NodeWrapper) *mocknode.NodeWrapper
 		// want is each advertised resource with its device count; firstID the first ID
 		// of the first resource.
 		want    string
 		firstID string
 	}{
-		{"exclusive", func(b *nodeBuilder) *nodeBuilder { return b }, "map[nvidia.com/gpu:8]", "GPU-0"},
-		{"time-slicing x3", func(b *nodeBuilder) *nodeBuilder {
+		{"exclusive", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper { return b }, "map[nvidia.com/gpu:8]", "GPU-0"},
+		{"time-slicing x3", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
 			return b.Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 3})
 		}, "map[nvidia.com/gpu:24]", "GPU-0/replica-0"},
-		{"mps x2 renamed", func(b *nodeBuilder) *nodeBuilder {
+		{"mps x2 renamed", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
 			return b.Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 2, RenameByDefault: true})
 		}, "map[nvidia.com/gpu.shared:16]", "GPU-0/replica-0"},
-		{"MIG single", func(b *nodeBuilder) *nodeBuilder { return b.Layout("all-2g.10gb") }, "map[nvidia.com/gpu:24]", "GPU-0/mig-2g.10gb@0"},
-		{"MIG mixed", func(b *nodeBuilder) *nodeBuilder { return b.Strategy(devices.MIGMixed).Layout("all-balanced") },
+		{"MIG single", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper { return b.Layout("all-2g.10gb") }, "map[nvidia.com/gpu:24]", "GPU-0/mig-2g.10gb@0"},
+		{"MIG mixed", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
+			return b.Strategy(devices.MIGMixed).Layout("all-balanced")
+		},
 			"map[nvidia.com/mig-1g.5gb:16 nvidia.com/mig-2g.10gb:8 nvidia.com/mig-3g.20gb:8]", "GPU-0/mig-1g.5gb@2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, inv := tc.node(makeNode(t)).Inventory()
+			_, inv := tc.node(mocknode.MakeNode(t)).Inventory()
 			got := map[resources.Name]int{}
 			for _, r := range inv.Resources() {
 				got[r] = len(inv.Devices(r))
@@ -51,7 +54,7 @@ func TestInventoryResourcesPerSharingMode(t *testing.T) {
 
 func TestPreferredKeepsOneNVLinkDomain(t *testing.T) {
 	// GPU 0 has lost its links: domains {0} and {1..7}.
-	_, inv := makeNode(t).NVLinkDown(0).Inventory()
+	_, inv := mocknode.MakeNode(t).NVLinkDown(0).Inventory()
 	got, err := inv.Preferred(resources.NvidiaGPU, []string{"GPU-0", "GPU-1", "GPU-2", "GPU-5"}, nil, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +75,7 @@ func TestPreferredKeepsOneNVLinkDomain(t *testing.T) {
 }
 
 func TestAllocateHonoursAnnotation(t *testing.T) {
-	d, inv := makeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced").Inventory()
+	d, inv := mocknode.MakeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced").Inventory()
 	pod := nodeagent.Pod{Namespace: "ml", Name: "train-0", UID: "u1", Annotations: map[string]string{
 		nodeagent.AnnotationDevices: "GPU-3/mig-1g.5gb@3,GPU-5/mig-3g.20gb@4,GPU-6/mig-1g.5gb@2",
 	}}
@@ -103,7 +106,7 @@ func TestAllocateHonoursAnnotation(t *testing.T) {
 }
 
 func TestAllocateRefusals(t *testing.T) {
-	_, inv := makeNode(t).Inventory()
+	_, inv := mocknode.MakeNode(t).Inventory()
 	inv.SetHealth(2, false)
 	tests := []struct {
 		name       string
@@ -129,7 +132,7 @@ func TestAllocateRefusals(t *testing.T) {
 }
 
 func TestAllocateMPSEnvironment(t *testing.T) {
-	d, inv := makeNode(t).Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 4}).Inventory()
+	d, inv := mocknode.MakeNode(t).Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 4}).Inventory()
 	ca, err := nodeagent.NewAllocator(inv, nil, "/run/mps").Allocate(context.Background(), resources.NvidiaGPU, []string{"GPU-1/replica-0", "GPU-1/replica-3"})
 	if err != nil {
 		t.Fatal(err)
@@ -151,17 +154,17 @@ func TestAllocateMPSEnvironment(t *testing.T) {
 }
 
 func TestXIDMarksDevicesUnhealthy(t *testing.T) {
-	b := makeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced")
+	b := mocknode.MakeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced")
 	d, inv := b.Inventory()
 	var events []nodeagent.HealthEvent
-	w, err := nodeagent.NewHealthWatcher(b.srv, d, inv, func(ev nodeagent.HealthEvent) { events = append(events, ev) })
+	w, err := nodeagent.NewHealthWatcher(b.Server(), d, inv, func(ev nodeagent.HealthEvent) { events = append(events, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	changed, cancel := inv.Subscribe()
 	defer cancel()
 	set := func(gpu int, xid uint64, gi uint32) nvml.EventData {
-		h, _ := b.srv.DeviceGetHandleByIndex(gpu)
+		h, _ := b.Server().DeviceGetHandleByIndex(gpu)
 		return nvml.EventData{Device: h, EventType: nvml.EventTypeXidCriticalError, EventData: xid, GpuInstanceID: gi}
 	}
 	w.Handle(set(1, 13, nvml.NoInstance)) // application XID: ignored
@@ -196,7 +199,7 @@ func migUUID(t *testing.T, d *nodeagent.Discovery, gpu, start int) string {
 }
 
 func TestPreferredSkipsUnhealthyMIGDevice(t *testing.T) {
-	_, inv := makeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced").Inventory()
+	_, inv := mocknode.MakeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced").Inventory()
 	inv.SetDeviceHealth("GPU-0/mig-3g.20gb@4", false)
 	// The kubelet offers only healthy devices, but pkg/devices must not pick the sick
 	// one on its own either.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/mocknode"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
@@ -12,7 +13,7 @@ import (
 )
 
 func TestDiscoverDGXA100(t *testing.T) {
-	d := makeNode(t).Discover()
+	d := mocknode.MakeNode(t).Discover()
 	if d.Model.ID != "A100-SXM4-40GB" || d.Product != "NVIDIA-A100-SXM4-40GB" {
 		t.Fatalf("model %s product %s, want A100-SXM4-40GB / NVIDIA-A100-SXM4-40GB", d.Model.ID, d.Product)
 	}
@@ -52,7 +53,7 @@ func TestDiscoverDGXA100(t *testing.T) {
 }
 
 func TestNVLinkDomainsAreConnectedComponents(t *testing.T) {
-	d := makeNode(t).NVLinkDown(7).Discover()
+	d := mocknode.MakeNode(t).NVLinkDown(7).Discover()
 	for i, g := range d.GPUs {
 		want := 0
 		if i == 7 {
@@ -80,7 +81,7 @@ func TestLabels(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		node func(*nodeBuilder) *nodeBuilder
+		node func(*mocknode.NodeWrapper) *mocknode.NodeWrapper
 		// want are labels that must have these values (on top of common); absent
 		// lists labels that must not be written.
 		want   map[string]string
@@ -88,14 +89,14 @@ func TestLabels(t *testing.T) {
 	}{
 		{
 			name: "exclusive",
-			node: func(b *nodeBuilder) *nodeBuilder { return b },
+			node: func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper { return b },
 			want: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu.count": "8",
 				"nvidia.com/gpu.memory": "40960", "nvidia.com/gpu.replicas": "1", "nvidia.com/gpu.sharing-strategy": "none"},
 			absent: []string{"nvidia.com/mig.strategy"},
 		},
 		{
 			name: "time-slicing x4 keeps nvidia.com/gpu and marks the product SHARED",
-			node: func(b *nodeBuilder) *nodeBuilder {
+			node: func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
 				return b.Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 4})
 			},
 			want: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-SHARED", "nvidia.com/gpu.replicas": "4",
@@ -103,7 +104,7 @@ func TestLabels(t *testing.T) {
 		},
 		{
 			name: "mps renamed keeps the product",
-			node: func(b *nodeBuilder) *nodeBuilder {
+			node: func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
 				return b.Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 2, RenameByDefault: true})
 			},
 			want: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu.replicas": "2",
@@ -111,29 +112,33 @@ func TestLabels(t *testing.T) {
 		},
 		{
 			name: "MIG single all-1g.5gb counts MIG devices like GFD",
-			node: func(b *nodeBuilder) *nodeBuilder { return b.Layout("all-1g.5gb") },
+			node: func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper { return b.Layout("all-1g.5gb") },
 			want: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "nvidia.com/gpu.count": "56",
 				"nvidia.com/gpu.memory": "4864", "nvidia.com/mig.strategy": "single"},
 			absent: []string{"nvidia.com/mig-1g.5gb.count"},
 		},
 		{
 			name: "MIG mixed all-balanced adds per-profile labels",
-			node: func(b *nodeBuilder) *nodeBuilder { return b.Strategy(devices.MIGMixed).Layout("all-balanced") },
+			node: func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
+				return b.Strategy(devices.MIGMixed).Layout("all-balanced")
+			},
 			want: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB", "nvidia.com/gpu.count": "8",
 				"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig-1g.5gb.count": "16", "nvidia.com/mig-2g.10gb.count": "8",
 				"nvidia.com/mig-3g.20gb.count": "8", "nvidia.com/mig-3g.20gb.memory": "19968", "nvidia.com/mig-3g.20gb.slices.gi": "3"},
 		},
 		{
-			name:   "fractional is Gantry's own label",
-			node:   func(b *nodeBuilder) *nodeBuilder { return b.Sharing(devices.Sharing{Mode: devices.Fractional}) },
+			name: "fractional is Gantry's own label",
+			node: func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
+				return b.Sharing(devices.Sharing{Mode: devices.Fractional})
+			},
 			want:   map[string]string{"gantry.dev/gpu-sharing": "fractional", "nvidia.com/gpu.count": "8"},
 			absent: []string{"nvidia.com/mig.strategy"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tc.node(makeNode(t))
-			got := nodeagent.Labels(b.Discover(), b.sharing)
+			b := tc.node(mocknode.MakeNode(t))
+			got := nodeagent.Labels(b.Discover(), b.Configured())
 			for _, want := range []map[string]string{common, tc.want} {
 				for k, v := range want {
 					if got[k] != v {
@@ -192,9 +197,9 @@ func TestDiscoverErrorsNameTheGPU(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := makeNode(t)
-			b.srv.SetName(tc.gpu, tc.as)
-			_, err := nodeagent.Discover(b.srv, devices.Sharing{})
+			b := mocknode.MakeNode(t)
+			b.Server().SetName(tc.gpu, tc.as)
+			_, err := nodeagent.Discover(b.Server(), devices.Sharing{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want one containing %q", err, tc.want)
 			}
@@ -203,8 +208,8 @@ func TestDiscoverErrorsNameTheGPU(t *testing.T) {
 }
 
 func TestMIGOnWithoutInstancesAdvertisesNothing(t *testing.T) {
-	b := makeNode(t)
-	h, _ := b.srv.DeviceGetHandleByIndex(2)
+	b := mocknode.MakeNode(t)
+	h, _ := b.Server().DeviceGetHandleByIndex(2)
 	h.SetMigMode(nvml.DEVICE_MIG_ENABLE)
 	_, inv := b.Inventory()
 	if _, ok := inv.Lookup("GPU-2"); ok || len(inv.Devices(resources.NvidiaGPU)) != 7 {

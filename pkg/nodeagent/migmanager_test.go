@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantry-sched/gantry/internal/testing/mocknode"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 )
@@ -26,9 +27,9 @@ func TestMIGLayoutsAppliedAndReadBack(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.layout, func(t *testing.T) {
-			b := makeNode(t)
+			b := mocknode.MakeNode(t)
 			node := &fakeNode{}
-			mgr := nodeagent.NewMIGManager(b.srv, podCount(0), node, tc.strategy)
+			mgr := nodeagent.NewMIGManager(b.Server(), podCount(0), node, tc.strategy)
 			st, err := mgr.Apply(context.Background(), tc.layout)
 			if err != nil || st.State != nodeagent.MIGApplied {
 				t.Fatalf("Apply: %v %s", err, st.Annotation())
@@ -60,7 +61,7 @@ func TestMIGLayoutsAppliedAndReadBack(t *testing.T) {
 }
 
 func TestMIGRelayoutReplacesInstances(t *testing.T) {
-	b := makeNode(t).Layout("all-1g.5gb")
+	b := mocknode.MakeNode(t).Layout("all-1g.5gb")
 	b.Layout("all-3g.20gb")
 	for _, g := range b.Discover().GPUs {
 		if got := fmt.Sprint(g.Instances); got != "[3g.20gb@0 3g.20gb@4]" {
@@ -87,9 +88,9 @@ func TestMIGLayoutsRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := makeNode(t)
+			b := mocknode.MakeNode(t)
 			node := &fakeNode{}
-			st, err := nodeagent.NewMIGManager(b.srv, podCount(tc.pods), node, tc.strategy).Apply(context.Background(), tc.layout)
+			st, err := nodeagent.NewMIGManager(b.Server(), podCount(tc.pods), node, tc.strategy).Apply(context.Background(), tc.layout)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,8 +138,8 @@ func TestMIGReconcile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := makeNode(t)
-			st, ran, err := nodeagent.NewMIGManager(b.srv, podCount(0), &fakeNode{}, devices.MIGSingle).Reconcile(context.Background(), tc.annotations)
+			b := mocknode.MakeNode(t)
+			st, ran, err := nodeagent.NewMIGManager(b.Server(), podCount(0), &fakeNode{}, devices.MIGSingle).Reconcile(context.Background(), tc.annotations)
 			if err != nil {
 				t.Fatal(err)
 			}

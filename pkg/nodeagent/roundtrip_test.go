@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
+	"github.com/gantry-sched/gantry/internal/testing/mocknode"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestSchedulerReadsWhatTheAgentWrites: a Node carrying the agent's labels and the
@@ -21,24 +21,24 @@ import (
 func TestSchedulerReadsWhatTheAgentWrites(t *testing.T) {
 	tests := []struct {
 		name string
-		node func(*nodeBuilder) *nodeBuilder
+		node func(*mocknode.NodeWrapper) *mocknode.NodeWrapper
 		// layout is the nvidia.com/mig.config label the MIG manager sets ("" for none).
 		layout string
 	}{
-		{"exclusive", func(b *nodeBuilder) *nodeBuilder { return b }, ""},
-		{"time-slicing x4", func(b *nodeBuilder) *nodeBuilder {
+		{"exclusive", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper { return b }, ""},
+		{"time-slicing x4", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
 			return b.Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 4})
 		}, ""},
-		{"MIG single all-1g.5gb", func(b *nodeBuilder) *nodeBuilder { return b.Layout("all-1g.5gb") }, "all-1g.5gb"},
-		{"MIG mixed all-balanced", func(b *nodeBuilder) *nodeBuilder {
+		{"MIG single all-1g.5gb", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper { return b.Layout("all-1g.5gb") }, "all-1g.5gb"},
+		{"MIG mixed all-balanced", func(b *mocknode.NodeWrapper) *mocknode.NodeWrapper {
 			return b.Strategy(devices.MIGMixed).Layout("all-balanced")
 		}, "all-balanced"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tc.node(makeNode(t))
+			b := tc.node(mocknode.MakeNode(t))
 			d, inv := b.Inventory()
-			labels := nodeagent.Labels(d, b.sharing)
+			labels := nodeagent.Labels(d, b.Configured())
 			if tc.layout != "" {
 				labels[nodeagent.LabelMIGConfig] = tc.layout
 			}

@@ -35,7 +35,7 @@ func bigCluster(b *testing.B) *cluster.Snapshot {
 // BenchmarkGang16RackOn10000Nodes is the same gang with a required rack topology.
 func BenchmarkGang16RackOn10000Nodes(b *testing.B) {
 	s := bigCluster(b)
-	w := gt.MakeWorkload("ns/train").PodSet("workers", 16, gt.Req("cpu", "16", "nvidia.com/gpu", "8")).RequiredTopology(rack).Obj()
+	w := gt.MakeWorkload("ns", "train").PodSet("workers", 16).Requests(gt.Req("cpu", "16", "nvidia.com/gpu", "8")).RequiredTopology(rack).Obj()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
@@ -50,7 +50,7 @@ func BenchmarkGang16RackOn10000Nodes(b *testing.B) {
 // 80,000 GPUs: 7,000 whole-GPU H100 nodes and 3,000 A100 nodes in MIG all-balanced.
 func BenchmarkGang32On10000Nodes(b *testing.B) {
 	s := bigCluster(b)
-	w := gt.MakeWorkload("ns/train").PodSet("workers", 32, gt.Req("cpu", "16", "nvidia.com/gpu", "8")).Obj()
+	w := gt.MakeWorkload("ns", "train").PodSet("workers", 32).Requests(gt.Req("cpu", "16", "nvidia.com/gpu", "8")).Obj()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
@@ -136,7 +136,7 @@ func readCSV(b *testing.B, path string) [][]string {
 // does, so with the cache the device model is asked again only on changed nodes.
 func BenchmarkGang32MIGOn10000Nodes(b *testing.B) {
 	s := bigCluster(b)
-	w := gt.MakeWorkload("ns/infer").PodSet("workers", 32, gt.Req("cpu", "2", "nvidia.com/mig-1g.10gb", "1")).Obj()
+	w := gt.MakeWorkload("ns", "infer").PodSet("workers", 32).Requests(gt.Req("cpu", "2", "nvidia.com/mig-1g.10gb", "1")).Obj()
 	for _, tc := range []struct {
 		name  string
 		cache *placement.FitCache

@@ -34,7 +34,7 @@ func TestGangProperties(t *testing.T) {
 		for j := 0; j < rapid.IntRange(1, 6).Draw(rt, "workloads"); j++ {
 			count := int32(rapid.IntRange(1, 6).Draw(rt, "pods"))
 			gpus := rapid.SampledFrom([]string{"1", "2", "4", "8"}).Draw(rt, "gpus")
-			b := gt.MakeWorkload(fmt.Sprintf("ns/w%d", j)).PodSet("main", count, gt.Req("nvidia.com/gpu", gpus))
+			b := gt.MakeWorkload("ns", fmt.Sprintf("w%d", j)).PodSet("main", count).Requests(gt.Req("nvidia.com/gpu", gpus))
 			required := rapid.Bool().Draw(rt, "required")
 			if required {
 				b = b.RequiredTopology(rack)
@@ -98,7 +98,7 @@ func TestFitCacheChangesNoDecision(t *testing.T) {
 		for j := range rapid.IntRange(1, 12).Draw(rt, "workloads") {
 			shape := rapid.SampledFrom(shapes).Draw(rt, "shape")
 			count := int32(rapid.IntRange(1, 3).Draw(rt, "pods"))
-			w := gt.MakeWorkload(fmt.Sprintf("ns/w%d", j)).PodSet("main", count, gt.Req(shape[0], shape[1])).Obj()
+			w := gt.MakeWorkload("ns", fmt.Sprintf("w%d", j)).PodSet("main", count).Requests(gt.Req(shape[0], shape[1])).Obj()
 			p1, d1 := placement.PlaceWorkload(plain, w, nil, placement.Options{Rand: rndPlain})
 			p2, d2 := placement.PlaceWorkload(cached, w, nil, placement.Options{Rand: rndCached, FitCache: cache})
 			if got, want := fmt.Sprint(p2, d2), fmt.Sprint(p1, d1); got != want {

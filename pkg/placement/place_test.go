@@ -29,7 +29,7 @@ var rackTopo = []api.Topology{{Meta: api.Meta{Name: "default"}, Levels: []string
 // first rejection ("" = fits).
 func TestFeasibilityRules(t *testing.T) {
 	gpuPod := func() *gt.WorkloadWrapper {
-		return gt.MakeWorkload("ns/w").PodSet("main", 1, gt.Req("cpu", "1", "nvidia.com/gpu", "1"))
+		return gt.MakeWorkload("ns", "w").PodSet("main", 1).Requests(gt.Req("cpu", "1", "nvidia.com/gpu", "1"))
 	}
 	cases := []struct {
 		name string
@@ -43,7 +43,7 @@ func TestFeasibilityRules(t *testing.T) {
 		{"not ready", gt.MakeNode("n").GPUs("H100", 8).NotReady().Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, "NotReady"},
 		{"taint", gt.MakeNode("n").GPUs("H100", 8).Taint("spot", "true", corev1.TaintEffectNoSchedule).Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, "Taint spot=true:NoSchedule"},
 		{"taint tolerated", gt.MakeNode("n").GPUs("H100", 8).Taint("spot", "true", corev1.TaintEffectNoSchedule).Obj(),
-			gpuPod().Toleration(corev1.Toleration{Key: "spot", Operator: corev1.TolerationOpEqual, Value: "true"}).Obj(), placement.FlavorConstraint{}, ""},
+			gpuPod().Toleration("spot", "true", "").Obj(), placement.FlavorConstraint{}, ""},
 		{"taint tolerated by flavor", gt.MakeNode("n").GPUs("H100", 8).Taint("spot", "true", corev1.TaintEffectNoExecute).Obj(), gpuPod().Obj(),
 			placement.FlavorConstraint{Tolerations: []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpExists}}}, ""},
 		{"prefer-no-schedule is only a score", gt.MakeNode("n").GPUs("H100", 8).Taint("x", "", corev1.TaintEffectPreferNoSchedule).Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, ""},
@@ -58,7 +58,7 @@ func TestFeasibilityRules(t *testing.T) {
 		{"cpu", gt.MakeNode("n").GPUs("H100", 8).CPU("500m").Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, "Insufficient cpu"},
 		{"no GPUs", gt.MakeNode("n").Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, "Devices nvidia.com/gpu"},
 		{"MIG pod on whole GPUs", gt.MakeNode("n").GPUs("H100", 8).Obj(),
-			gt.MakeWorkload("ns/w").PodSet("main", 1, gt.Req("nvidia.com/mig-1g.10gb", "1")).Obj(), placement.FlavorConstraint{}, "Devices nvidia.com/mig-1g.10gb"},
+			gt.MakeWorkload("ns", "w").PodSet("main", 1).Requests(gt.Req("nvidia.com/mig-1g.10gb", "1")).Obj(), placement.FlavorConstraint{}, "Devices nvidia.com/mig-1g.10gb"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestGangLandsInOneRack(t *testing.T) {
 	nodes := racks(3, "r1", "r2") // r1: 3 nodes, r2: 3 nodes; fill two of r1
 	s := snap(t, rackTopo, append(nodes, racks(4, "r3")...)...)
 	ov := s.Overlay()
-	w := gt.MakeWorkload("ns/train").PodSet("workers", 4, gt.Req("nvidia.com/gpu", "8")).RequiredTopology(rack).Obj()
+	w := gt.MakeWorkload("ns", "train").PodSet("workers", 4).Requests(gt.Req("nvidia.com/gpu", "8")).RequiredTopology(rack).Obj()
 	pl, d := placement.PlaceWorkload(ov, w, nil, placement.Options{Rand: rand.New(rand.NewSource(1))})
 	if d != nil {
 		t.Fatalf("unexpected diagnosis: %s", d)
@@ -116,7 +116,7 @@ func TestGangLandsInOneRack(t *testing.T) {
 func TestGangFailsOnTopologyWithoutTrace(t *testing.T) {
 	s := snap(t, rackTopo, racks(3, "r1", "r2")...)
 	ov := s.Overlay()
-	w := gt.MakeWorkload("ns/train").PodSet("workers", 4, gt.Req("nvidia.com/gpu", "8")).RequiredTopology(rack).Obj()
+	w := gt.MakeWorkload("ns", "train").PodSet("workers", 4).Requests(gt.Req("nvidia.com/gpu", "8")).RequiredTopology(rack).Obj()
 	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 	if d == nil {
 		t.Fatal("placed a 4-node gang in 3-node racks")
@@ -140,7 +140,7 @@ func TestBinpackVersusSpread(t *testing.T) {
 	}{{"binpack", "a"}, {"spread", "b"}} {
 		s := snap(t, nil, gt.MakeNode("a").GPUs("H100", 8).Obj(), gt.MakeNode("b").GPUs("H100", 8).Obj())
 		ov := s.Overlay()
-		first := gt.MakeWorkload("ns/first").PodSet("main", 1, gt.Req("nvidia.com/gpu", "2")).NodeSelector(cluster.LabelHostname, "a").Obj()
+		first := gt.MakeWorkload("ns", "first").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "2")).NodeSelector(cluster.LabelHostname, "a").Obj()
 		if _, d := placement.PlaceWorkload(ov, first, nil, placement.Options{}); d != nil {
 			t.Fatal(d)
 		}
@@ -148,7 +148,7 @@ func TestBinpackVersusSpread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		second := gt.MakeWorkload("ns/second").PodSet("main", 1, gt.Req("nvidia.com/gpu", "2")).Obj()
+		second := gt.MakeWorkload("ns", "second").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "2")).Obj()
 		pl, d := placement.PlaceWorkload(ov, second, nil, placement.Options{Scorers: sc})
 		if d != nil {
 			t.Fatal(d)
@@ -163,7 +163,7 @@ func TestBinpackVersusSpread(t *testing.T) {
 func TestMIGPodsKeepWholeNodeFree(t *testing.T) {
 	s := snap(t, nil, gt.MakeNode("full").GPUs("H100", 8).Obj(), gt.MakeNode("mig").GPUs("H100", 8).MIG("all-1g.10gb").Obj())
 	ov := s.Overlay()
-	w := gt.MakeWorkload("ns/inf").PodSet("main", 4, gt.Req("nvidia.com/mig-1g.10gb", "1")).Obj()
+	w := gt.MakeWorkload("ns", "inf").PodSet("main", 4).Requests(gt.Req("nvidia.com/mig-1g.10gb", "1")).Obj()
 	pl, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 	if d != nil {
 		t.Fatal(d)
@@ -187,7 +187,7 @@ func TestDiagnosisCounts(t *testing.T) {
 		gt.MakeNode("small").GPUs("H100", 4).Obj(),
 	}
 	ov := snap(t, nil, nodes...).Overlay()
-	w := gt.MakeWorkload("ns/big").PodSet("main", 1, gt.Req("nvidia.com/gpu", "8")).Obj()
+	w := gt.MakeWorkload("ns", "big").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "8")).Obj()
 	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 	if d == nil {
 		t.Fatal("8-GPU pod placed on nodes that cannot take it")
@@ -219,7 +219,7 @@ func TestDiagnosisCountsSkippedNodes(t *testing.T) {
 		gt.MakeNode("s1").GPUs("H100", 8).Taint("spot", "true", corev1.TaintEffectNoSchedule).Obj(),
 		gt.MakeNode("x1").GPUs("H100", 8).Unschedulable().Obj(),
 	).Overlay()
-	w := gt.MakeWorkload("ns/gang").PodSet("main", 3, gt.Req("nvidia.com/gpu", "8")).Obj()
+	w := gt.MakeWorkload("ns", "gang").PodSet("main", 3).Requests(gt.Req("nvidia.com/gpu", "8")).Obj()
 	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{Rand: rand.New(rand.NewSource(1))})
 	if d == nil {
 		t.Fatal("a 3-node gang placed on 2 usable nodes")
@@ -236,7 +236,7 @@ func TestDiagnosisCountsSkippedNodes(t *testing.T) {
 // An unparsable GPU request is a diagnosis value naming the pod set, not a panic.
 func TestInvalidRequestIsADiagnosis(t *testing.T) {
 	ov := snap(t, nil, gt.MakeNode("a").GPUs("H100", 8).Obj()).Overlay()
-	w := gt.MakeWorkload("ns/bad").PodSet("main", 1, gt.Req("nvidia.com/gpu", "1", "gantry.dev/gpu-milli", "500")).Obj()
+	w := gt.MakeWorkload("ns", "bad").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "1", "gantry.dev/gpu-milli", "500")).Obj()
 	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 	if d == nil || d.Err == "" || !strings.Contains(d.String(), `pod set "main"`) || d.Code() != placement.InvalidWorkload {
 		t.Fatalf("diagnosis = %v (code %q)", d, d.Code())
@@ -250,7 +250,7 @@ func TestFlavorConstraintSteersPods(t *testing.T) {
 		gt.MakeNode("ondemand").GPUs("H100", 8).Label("tier", "on-demand").Obj()).Overlay()
 	f := placement.FlavorConstraintOf(api.ResourceFlavor{Meta: api.Meta{Name: "spot"}, NodeLabels: map[string]string{"tier": "spot"},
 		Tolerations: []corev1.Toleration{{Key: "spot", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}})
-	w := gt.MakeWorkload("ns/w").PodSet("main", 1, gt.Req("nvidia.com/gpu", "1")).Obj()
+	w := gt.MakeWorkload("ns", "w").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "1")).Obj()
 	pl, d := placement.PlaceWorkload(ov, w, placement.FlavorConstraints{"main": f}, placement.Options{})
 	if d != nil || pl.Pods[0].Node != "spot" {
 		t.Fatalf("placement %+v, diagnosis %v: want node spot", pl, d)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -122,34 +123,18 @@ func (f *peFake) fits() bool {
 // spot lists nodes labelled as spot capacity.
 func peNodes(t testing.TB, n, gpus int, spot ...string) []cluster.Node {
 	t.Helper()
-	m, err := devices.LookupModel("H100")
-	if err != nil {
-		t.Fatal(err)
-	}
 	isSpot := map[string]bool{}
 	for _, s := range spot {
 		isSpot[s] = true
 	}
 	out := make([]cluster.Node, 0, n)
 	for i := 0; i < n; i++ {
-		g, err := devices.NewGPUs(m, gpus, devices.Sharing{Mode: devices.Exclusive}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nd, err := devices.NewNodeDevices(g)
-		if err != nil {
-			t.Fatal(err)
-		}
 		name := fmt.Sprintf("n%02d", i)
-		ct := api.CapacityOnDemand
+		b := gt.MakeNode(name).GPUs("H100", gpus).Label(api.LabelCapacityType, api.CapacityOnDemand)
 		if isSpot[name] {
-			ct = api.CapacitySpot
+			b.Spot().Label(api.LabelCapacityType, api.CapacitySpot)
 		}
-		out = append(out, cluster.Node{
-			Name: name, Ready: true, CapacityType: ct, Devices: nd,
-			Labels:      map[string]string{cluster.LabelHostname: name, api.LabelCapacityType: ct},
-			Allocatable: resources.Vector{resources.CPU: 64000, resources.Memory: 512 << 30, resources.Pods: 110},
-		})
+		out = append(out, b.Obj())
 	}
 	return out
 }

@@ -6,16 +6,14 @@ import (
 	"testing"
 	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 )
 
 // peWorkload is a workload of pods identical pods of gpus whole GPUs each.
 func peWorkload(name string, pods int32, gpus int) *api.Workload {
-	return &api.Workload{
-		Meta:    api.Meta{Name: name, Namespace: "ns"},
-		PodSets: []api.PodSet{{Name: "main", Count: pods, Requests: peGPUReq(gpus)}},
-	}
+	return gt.MakeWorkload("ns", name).Pods(pods).Requests(peGPUReq(gpus)).Obj()
 }
 
 // streamResult is what one run of the backfill loop observed.

@@ -56,7 +56,7 @@ func TestTopologyRequests(t *testing.T) {
 				nodes = append(nodes, racks(n, "r"+string(rune('0'+r)))...)
 			}
 			ov := snap(t, []api.Topology{{Meta: api.Meta{Name: "t"}, Levels: []string{rack}}}, nodes...).Overlay()
-			w := gt.MakeWorkload("ns/w").PodSet("main", tc.pods, eight).Obj()
+			w := gt.MakeWorkload("ns", "w").PodSet("main", tc.pods).Requests(eight).Obj()
 			w.PodSets[0].Topology = tc.topo
 			pl, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 			if (d == nil) != tc.wantFit {
@@ -86,7 +86,7 @@ func TestTopologyRequests(t *testing.T) {
 // MinCount pods form the gang; extra pods are placed while they fit.
 func TestGangMinCountAndExtras(t *testing.T) {
 	ov := snap(t, nil, gt.MakeNode("a").GPUs("H100", 8).Obj(), gt.MakeNode("b").GPUs("H100", 8).Obj()).Overlay()
-	w := gt.MakeWorkload("ns/elastic").PodSet("workers", 5, gt.Req("nvidia.com/gpu", "4")).MinCount(3).Obj()
+	w := gt.MakeWorkload("ns", "elastic").PodSet("workers", 5).Requests(gt.Req("nvidia.com/gpu", "4")).MinCount(3).Obj()
 	pl, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 	if d != nil {
 		t.Fatal(d)
@@ -94,7 +94,7 @@ func TestGangMinCountAndExtras(t *testing.T) {
 	if len(pl.Pods) != 4 { // 16 GPUs hold 4 pods of 4: 3 gang + 1 extra
 		t.Fatalf("placed %d pods, want 4", len(pl.Pods))
 	}
-	w2 := gt.MakeWorkload("ns/rigid").PodSet("workers", 2, gt.Req("nvidia.com/gpu", "1")).Obj()
+	w2 := gt.MakeWorkload("ns", "rigid").PodSet("workers", 2).Requests(gt.Req("nvidia.com/gpu", "1")).Obj()
 	if _, d := placement.PlaceWorkload(ov, w2, nil, placement.Options{}); d == nil || d.GangSize != 2 {
 		t.Fatalf("gang of 2 placed on a full cluster, or wrong size: %v", d)
 	}
@@ -103,7 +103,7 @@ func TestGangMinCountAndExtras(t *testing.T) {
 // A gang over two pod sets is all or nothing: the second set not fitting undoes the first.
 func TestGangAcrossPodSetsAllOrNothing(t *testing.T) {
 	ov := snap(t, nil, gt.MakeNode("a").GPUs("H100", 8).Obj()).Overlay()
-	w := gt.MakeWorkload("ns/ray").PodSet("head", 1, gt.Req("cpu", "4")).PodSet("workers", 3, gt.Req("nvidia.com/gpu", "4")).Obj()
+	w := gt.MakeWorkload("ns", "ray").PodSet("head", 1).Requests(gt.Req("cpu", "4")).PodSet("workers", 3).Requests(gt.Req("nvidia.com/gpu", "4")).Obj()
 	_, d := placement.PlaceWorkload(ov, w, nil, placement.Options{})
 	if d == nil || d.PodSet != "workers" || d.Placed != 3 || d.GangSize != 4 {
 		t.Fatalf("diagnosis = %v", d)
@@ -120,7 +120,7 @@ func TestDeterministicTieBreaks(t *testing.T) {
 		nodes = append(nodes, gt.MakeNode("n"+string(rune('a'+k))).GPUs("H100", 8).Obj())
 	}
 	s := snap(t, nil, nodes...)
-	w := gt.MakeWorkload("ns/w").PodSet("main", 3, gt.Req("nvidia.com/gpu", "8")).Obj()
+	w := gt.MakeWorkload("ns", "w").PodSet("main", 3).Requests(gt.Req("nvidia.com/gpu", "8")).Obj()
 	place := func(seed int64) map[string]int {
 		pl, d := placement.PlaceWorkload(s.Overlay(), w, nil, placement.Options{Rand: rand.New(rand.NewSource(seed))})
 		if d != nil {

@@ -1,42 +1,45 @@
-package plan
+package plan_test
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gantry-sched/gantry/internal/testing/plans"
+	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		plan Plan
+		plan plan.Plan
 		// wantErr is a substring of the error; empty means the plan is valid.
 		wantErr string
 	}{
-		{name: "empty plan is valid", plan: MakePlan(1).Obj()},
-		{name: "admission with its bindings", plan: MakePlan(1).Admit("ns/a", "cq").
+		{name: "empty plan is valid", plan: plans.MakePlan(1).Obj()},
+		{name: "admission with its bindings", plan: plans.MakePlan(1).Admit("ns/a", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/a", "a-1", "n1", "GPU-1").Obj()},
-		{name: "admission without bindings", plan: MakePlan(1).Admit("ns/a", "cq").Obj(),
+		{name: "admission without bindings", plan: plans.MakePlan(1).Admit("ns/a", "cq").Obj(),
 			wantErr: "admitted without bindings"},
-		{name: "binding of a workload that is not admitted", plan: MakePlan(1).Bind("ns/a", "a-0", "n1").Obj(),
+		{name: "binding of a workload that is not admitted", plan: plans.MakePlan(1).Bind("ns/a", "a-0", "n1").Obj(),
 			wantErr: "is not admitted"},
-		{name: "same device twice", plan: MakePlan(1).Admit("ns/a", "cq").Admit("ns/b", "cq").
+		{name: "same device twice", plan: plans.MakePlan(1).Admit("ns/a", "cq").Admit("ns/b", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/b", "b-0", "n1", "GPU-0").Obj(),
 			wantErr: "bound to both"},
-		{name: "equal GPU fractions share one ID and are not exclusive", plan: MakePlan(1).Admit("ns/a", "cq").Admit("ns/b", "cq").
+		{name: "equal GPU fractions share one ID and are not exclusive", plan: plans.MakePlan(1).Admit("ns/a", "cq").Admit("ns/b", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0/share-320m").Bind("ns/b", "b-0", "n1", "GPU-0/share-320m").Obj()},
-		{name: "same device ID on different nodes is fine", plan: MakePlan(1).Admit("ns/a", "cq").
+		{name: "same device ID on different nodes is fine", plan: plans.MakePlan(1).Admit("ns/a", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/a", "a-1", "n2", "GPU-0").Obj()},
-		{name: "admitted and rejected", plan: MakePlan(1).Admit("ns/a", "cq").Bind("ns/a", "a-0", "n1").Reject("ns/a").Obj(),
+		{name: "admitted and rejected", plan: plans.MakePlan(1).Admit("ns/a", "cq").Bind("ns/a", "a-0", "n1").Reject("ns/a").Obj(),
 			wantErr: "both admitted and rejected"},
-		{name: "reserved and rejected", plan: MakePlan(1).Reserve("ns/a").Reject("ns/a").Obj(),
+		{name: "reserved and rejected", plan: plans.MakePlan(1).Reserve("ns/a").Reject("ns/a").Obj(),
 			wantErr: "both reserved and rejected"},
-		{name: "negative grace", plan: MakePlan(1).Notice("ns/v", -time.Second).Obj(), wantErr: "negative"},
-		{name: "noticed and evicted", plan: MakePlan(1).Notice("ns/v", time.Minute).Evict("ns/v").Obj(),
+		{name: "negative grace", plan: plans.MakePlan(1).Notice("ns/v", -time.Second).Obj(), wantErr: "negative"},
+		{name: "noticed and evicted", plan: plans.MakePlan(1).Notice("ns/v", time.Minute).Evict("ns/v").Obj(),
 			wantErr: "both noticed and evicted"},
-		{name: "preempting a workload the plan admits", plan: MakePlan(1).Admit("ns/a", "cq").
+		{name: "preempting a workload the plan admits", plan: plans.MakePlan(1).Admit("ns/a", "cq").
 			Bind("ns/a", "a-0", "n1").Evict("ns/a").Obj(), wantErr: "both admitted and preempted"},
-		{name: "empty workload ID", plan: MakePlan(1).Reject("").Obj(), wantErr: "empty workload ID"},
+		{name: "empty workload ID", plan: plans.MakePlan(1).Reject("").Obj(), wantErr: "empty workload ID"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,7 +58,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestBindingsOfAndIsEmpty(t *testing.T) {
-	p := MakePlan(2).Admit("ns/a", "cq").Admit("ns/b", "cq").
+	p := plans.MakePlan(2).Admit("ns/a", "cq").Admit("ns/b", "cq").
 		Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/b", "b-0", "n2", "GPU-0").Bind("ns/a", "a-1", "n1", "GPU-1").Obj()
 	got := p.BindingsOf("ns/a")
 	if len(got) != 2 || got[0].Pod != "a-0" || got[1].Pod != "a-1" {
@@ -64,7 +67,7 @@ func TestBindingsOfAndIsEmpty(t *testing.T) {
 	if p.IsEmpty() {
 		t.Fatal("IsEmpty() = true for a plan with admissions")
 	}
-	empty := MakePlan(3).Obj()
+	empty := plans.MakePlan(3).Obj()
 	if !empty.IsEmpty() {
 		t.Fatal("IsEmpty() = false for an empty plan")
 	}
@@ -75,31 +78,31 @@ func TestBindingsOfAndIsEmpty(t *testing.T) {
 
 func TestTransitions(t *testing.T) {
 	tests := []struct {
-		from, to Phase
+		from, to plan.Phase
 		want     bool // whether the move is allowed
 	}{
-		{Pending, Admitted, true},
-		{Admitted, Running, true},
-		{Running, Finished, true},
-		{Running, Preempting, true},
-		{Preempting, Evicted, true},
-		{Running, Evicted, true}, // node failure: no notice
-		{Evicted, Requeued, true},
-		{Requeued, Pending, true},
-		{Pending, Running, false}, // never runs without admission
-		{Finished, Pending, false},
-		{Evicted, Running, false},
+		{plan.Pending, plan.Admitted, true},
+		{plan.Admitted, plan.Running, true},
+		{plan.Running, plan.Finished, true},
+		{plan.Running, plan.Preempting, true},
+		{plan.Preempting, plan.Evicted, true},
+		{plan.Running, plan.Evicted, true}, // node failure: no notice
+		{plan.Evicted, plan.Requeued, true},
+		{plan.Requeued, plan.Pending, true},
+		{plan.Pending, plan.Running, false}, // never runs without admission
+		{plan.Finished, plan.Pending, false},
+		{plan.Evicted, plan.Running, false},
 	}
 	for _, tc := range tests {
-		if got := CanTransition(tc.from, tc.to); got != tc.want {
+		if got := plan.CanTransition(tc.from, tc.to); got != tc.want {
 			t.Errorf("CanTransition(%s, %s) = %v, want %v", tc.from, tc.to, got, tc.want)
 		}
-		_, err := Transition("ns/w", tc.from, tc.to)
+		_, err := plan.Transition("ns/w", tc.from, tc.to)
 		if (err == nil) != tc.want {
 			t.Errorf("Transition(%s, %s) err = %v, want allowed=%v", tc.from, tc.to, err, tc.want)
 		}
 	}
-	if _, err := Transition("ns/w", "Bogus", Pending); err == nil || !strings.Contains(err.Error(), "unknown phase") {
+	if _, err := plan.Transition("ns/w", "Bogus", plan.Pending); err == nil || !strings.Contains(err.Error(), "unknown phase") {
 		t.Errorf("Transition from an unknown phase = %v, want unknown phase error", err)
 	}
 }

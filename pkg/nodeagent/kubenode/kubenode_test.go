@@ -5,49 +5,19 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	k8stypes "k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
-
+	gt "github.com/gantry-sched/gantry/internal/testing"
+	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 )
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// podBuilder makes pods fluently: makePod("p").On("n1").GPU("nvidia.com/gpu", 2).Obj().
-type podBuilder struct{ p corev1.Pod }
-
-func makePod(name string) *podBuilder {
-	return &podBuilder{p: corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: k8stypes.UID("uid-" + name), CreationTimestamp: metav1.NewTime(t0)},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodPending},
-	}}
-}
-
-func (b *podBuilder) On(node string) *podBuilder { b.p.Spec.NodeName = node; return b }
-func (b *podBuilder) GPU(name string, n int64) *podBuilder {
-	b.p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceName(name): *resource.NewQuantity(n, resource.DecimalSI)}
-	return b
-}
-func (b *podBuilder) Phase(p corev1.PodPhase) *podBuilder { b.p.Status.Phase = p; return b }
-func (b *podBuilder) Age(d time.Duration) *podBuilder {
-	b.p.CreationTimestamp = metav1.NewTime(t0.Add(-d))
-	return b
-}
-func (b *podBuilder) Devices(ids string) *podBuilder {
-	b.p.Annotations = map[string]string{nodeagent.AnnotationDevices: ids}
-	return b
-}
-func (b *podBuilder) Obj() *corev1.Pod { return &b.p }
 
 func newNode(objs ...runtime.Object) *Node {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
-	return &Node{Client: fake.NewClientset(append([]runtime.Object{node}, objs...)...), Name: "n1", Now: func() time.Time { return t0 }}
+	return &Node{Client: fake.NewClientset(append([]runtime.Object{node}, objs...)...), Name: "n1", Now: gt.Epoch}
 }
 
 func TestNodeWrites(t *testing.T) {
@@ -90,11 +60,11 @@ func TestNodeWrites(t *testing.T) {
 
 func TestGPUPods(t *testing.T) {
 	n := newNode(
-		makePod("a").On("n1").GPU("nvidia.com/gpu", 1).Phase(corev1.PodRunning).Obj(),
-		makePod("b").On("n1").GPU("nvidia.com/mig-1g.5gb", 1).Obj(),
-		makePod("done").On("n1").GPU("nvidia.com/gpu", 1).Phase(corev1.PodSucceeded).Obj(),
-		makePod("cpu").On("n1").Phase(corev1.PodRunning).Obj(),
-		makePod("elsewhere").On("n2").GPU("nvidia.com/gpu", 1).Phase(corev1.PodRunning).Obj(),
+		k8s.MakePod("ml", "a").On("n1").GPUs("1").Phase(corev1.PodRunning).Obj(),
+		k8s.MakePod("ml", "b").On("n1").Resource("nvidia.com/mig-1g.5gb", "1").Obj(),
+		k8s.MakePod("ml", "done").On("n1").GPUs("1").Phase(corev1.PodSucceeded).Obj(),
+		k8s.MakePod("ml", "cpu").On("n1").Phase(corev1.PodRunning).Obj(),
+		k8s.MakePod("ml", "elsewhere").On("n2").GPUs("1").Phase(corev1.PodRunning).Obj(),
 	)
 	got, err := n.GPUPods(context.Background())
 	if err != nil || got != 2 {
@@ -117,20 +87,20 @@ func TestPodForAllocate(t *testing.T) {
 		want string
 	}{
 		{"the only pending GPU pod", []runtime.Object{
-			makePod("a").On("n1").GPU("nvidia.com/gpu", 2).Devices("GPU-0,GPU-1").Obj(),
+			k8s.MakePod("ml", "a").On("n1").GPUs("2").Annotate(nodeagent.AnnotationDevices, "GPU-0,GPU-1").Obj(),
 		}, nil, "a"},
 		{"oldest first", []runtime.Object{
-			makePod("young").On("n1").GPU("nvidia.com/gpu", 1).Age(time.Minute).Obj(),
-			makePod("old").On("n1").GPU("nvidia.com/gpu", 1).Age(time.Hour).Obj(),
+			k8s.MakePod("ml", "young").On("n1").GPUs("1").Age(time.Minute).Obj(),
+			k8s.MakePod("ml", "old").On("n1").GPUs("1").Age(time.Hour).Obj(),
 		}, nil, "old"},
 		{"skips pods the kubelet already served", []runtime.Object{
-			makePod("served").On("n1").GPU("nvidia.com/gpu", 1).Age(time.Hour).Obj(),
-			makePod("next").On("n1").GPU("nvidia.com/gpu", 1).Obj(),
+			k8s.MakePod("ml", "served").On("n1").GPUs("1").Age(time.Hour).Obj(),
+			k8s.MakePod("ml", "next").On("n1").GPUs("1").Obj(),
 		}, fixedAllocated{"ml/served": 1}, "next"},
 		{"skips other resources, running pods and other nodes", []runtime.Object{
-			makePod("mig").On("n1").GPU("nvidia.com/mig-1g.5gb", 1).Obj(),
-			makePod("running").On("n1").GPU("nvidia.com/gpu", 1).Phase(corev1.PodRunning).Obj(),
-			makePod("far").On("n2").GPU("nvidia.com/gpu", 1).Obj(),
+			k8s.MakePod("ml", "mig").On("n1").Resource("nvidia.com/mig-1g.5gb", "1").Obj(),
+			k8s.MakePod("ml", "running").On("n1").GPUs("1").Phase(corev1.PodRunning).Obj(),
+			k8s.MakePod("ml", "far").On("n2").GPUs("1").Obj(),
 		}, nil, ""},
 	}
 	for _, tc := range tests {

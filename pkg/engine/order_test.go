@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	gt "github.com/gantry-sched/gantry/internal/testing"
+	"github.com/gantry-sched/gantry/pkg/api"
+)
+
+// Pending workloads of one ClusterQueue are tried by priority, then age, then name, and
+// within a priority the less used LocalQueue first where admission fair sharing is on;
+// positions count within the ClusterQueue.
+func TestOrderPriorityThenAge(t *testing.T) {
+	ps := []Pending{
+		pending(gt.MakeWorkload("ns", "old-low").CPU(1).Priority(0).Created(1*time.Second).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "new-high").CPU(1).Priority(5).Created(9*time.Second).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "old-high").CPU(1).Priority(5).Created(2*time.Second).Obj(), "cq"),
+		pending(gt.MakeWorkload("ns", "twin-b").CPU(1).Created(1*time.Second).Obj(), "other"),
+		pending(gt.MakeWorkload("ns", "twin-a").CPU(1).Created(1*time.Second).Obj(), "other"),
+	}
+	got, pos := order(ps, newFakeQuota(), nil)
+	var ids []api.WorkloadID
+	for _, p := range got {
+		ids = append(ids, p.Workload.ID())
+	}
+	want := []api.WorkloadID{"ns/old-high", "ns/new-high", "ns/old-low", "ns/twin-a", "ns/twin-b"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("order %v, want %v", ids, want)
+	}
+	if pos["ns/old-low"] != 3 || pos["ns/twin-a"] != 1 || pos["ns/twin-b"] != 2 {
+		t.Fatalf("positions %v, want old-low 3rd in cq, twin-a and twin-b 1st and 2nd in other", pos)
+	}
+	// With admission fair sharing, a less used LocalQueue goes before an older workload
+	// of the same priority, but not before a higher priority.
+	light := pending(gt.MakeWorkload("ns", "light").CPU(1).Priority(5).Created(5*time.Second).Obj(), "cq")
+	heavy := pending(gt.MakeWorkload("ns", "heavy").CPU(1).Priority(5).Created(3*time.Second).Obj(), "cq")
+	urgent := pending(gt.MakeWorkload("ns", "urgent").CPU(1).Priority(9).Created(4*time.Second).Obj(), "cq")
+	heavy.LocalQueueUsage, urgent.LocalQueueUsage = 100, 100
+	got, _ = order([]Pending{heavy, urgent, light}, newFakeQuota(), nil)
+	if got[0].Workload.Name != "urgent" || got[1].Workload.Name != "light" {
+		t.Fatalf("order %s, %s, %s; want urgent, light, heavy", got[0].Workload.Name, got[1].Workload.Name, got[2].Workload.Name)
+	}
+}
