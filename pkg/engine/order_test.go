@@ -20,7 +20,7 @@ func TestOrderPriorityThenAge(t *testing.T) {
 		pending(gt.MakeWorkload("ns", "twin-b").CPU(1).Created(1*time.Second).Obj(), "other"),
 		pending(gt.MakeWorkload("ns", "twin-a").CPU(1).Created(1*time.Second).Obj(), "other"),
 	}
-	got, pos := order(ps, newFakeQuota(), nil)
+	got, pos := visitAll(newVisits(ps, newKeyer(newFakeQuota(), nil, ps, nil)))
 	var ids []api.WorkloadID
 	for _, p := range got {
 		ids = append(ids, p.Workload.ID())
@@ -38,8 +38,42 @@ func TestOrderPriorityThenAge(t *testing.T) {
 	heavy := pending(gt.MakeWorkload("ns", "heavy").CPU(1).Priority(5).Created(3*time.Second).Obj(), "cq")
 	urgent := pending(gt.MakeWorkload("ns", "urgent").CPU(1).Priority(9).Created(4*time.Second).Obj(), "cq")
 	heavy.LocalQueueUsage, urgent.LocalQueueUsage = 100, 100
-	got, _ = order([]Pending{heavy, urgent, light}, newFakeQuota(), nil)
+	all := []Pending{heavy, urgent, light}
+	got, _ = visitAll(newVisits(all, newKeyer(newFakeQuota(), nil, all, nil)))
 	if got[0].Workload.Name != "urgent" || got[1].Workload.Name != "light" {
 		t.Fatalf("order %s, %s, %s; want urgent, light, heavy", got[0].Workload.Name, got[1].Workload.Name, got[2].Workload.Name)
+	}
+}
+
+// visitAll pops every visit in order.
+func visitAll(v *visits) ([]Pending, map[string]int) {
+	var out []Pending
+	for p, ok := v.pop(); ok; p, ok = v.pop() {
+		out = append(out, p)
+	}
+	return out, v.pos
+}
+
+// A member handed in while the cycle runs is visited at its own place: before the
+// sorted workloads ordered after it, after those before it, whichever it arrives behind.
+func TestVisitsMergeHandedInMembers(t *testing.T) {
+	mk := func(name string, created time.Duration) Pending {
+		return pending(gt.MakeWorkload("ns", name).CPU(1).Created(created).Obj(), "cq")
+	}
+	ps := []Pending{mk("a", 1*time.Second), mk("c", 3*time.Second), mk("e", 5*time.Second)}
+	v := newVisits(ps, newKeyer(newFakeQuota(), nil, ps, nil))
+	var ids []string
+	p, _ := v.pop()
+	ids = append(ids, p.Workload.Name)
+	v.add(mk("d", 4*time.Second))
+	v.add(mk("b", 2*time.Second))
+	for p, ok := v.pop(); ok; p, ok = v.pop() {
+		ids = append(ids, p.Workload.Name)
+	}
+	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(ids, want) {
+		t.Fatalf("visits %v, want %v", ids, want)
+	}
+	if v.pos["ns/d"] != 4 || !v.fetched["ns/b"] || v.fetched["ns/c"] {
+		t.Errorf("positions %v, handed in %v", v.pos, v.fetched)
 	}
 }
