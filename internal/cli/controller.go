@@ -27,6 +27,7 @@ type controllerFlags struct {
 	reservations bool
 	seed         int64
 	maxAttempts  int
+	requeue      engine.RequeuePolicy
 	qps          float32
 	burst        int
 }
@@ -59,6 +60,7 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.BoolVar(&f.reservations, "reservations", def.Reservations, "let large gangs reserve capacity (backfill)")
 	fl.Int64Var(&f.seed, "seed", def.Seed, "seed for tie-breaking (as gantry simulate --seed)")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
+	requeueFlags(fl, &f.requeue)
 	fl.Float32Var(&f.qps, "kube-api-qps", controller.DefaultQPS, "API requests per second (binding a large gang is one request per pod)")
 	fl.IntVar(&f.burst, "kube-api-burst", controller.DefaultBurst, "API request burst")
 	return cmd
@@ -83,7 +85,7 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	ctrl.SetLogger(log)
 	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Controller: controller.Options{
-			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts},
+			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts, Requeue: f.requeue},
 			Interval: f.interval, Resync: f.resync, Seed: f.seed,
 		},
 		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,

@@ -28,6 +28,7 @@ type simFlags struct {
 	// retryAll turns event-driven requeue off (every pending workload in every cycle),
 	// to compare run times; decisions are the same.
 	retryAll bool
+	requeue  engine.RequeuePolicy
 }
 
 func (f *simFlags) register(cmd *cobra.Command) {
@@ -38,6 +39,7 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&f.seed, "seed", engine.DefaultPolicy().Seed, "random seed (same inputs and seed give the same run)")
 	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
 	cmd.Flags().DurationVar(&f.grace, "grace", engine.DefaultPolicy().Grace, "preemption notice: time a victim gets to checkpoint")
+	requeueFlags(cmd.Flags(), &f.requeue)
 	cmd.Flags().BoolVar(&f.retryAll, "retry-all", false, "hand every pending workload to every cycle instead of parking inadmissible ones until a relevant change (same decisions, slower; for comparison)")
 }
 
@@ -83,7 +85,10 @@ func (f *simFlags) prepare(cmd *cobra.Command) (*api.Objects, sim.Options, error
 // scheduler from (the same builder the controller uses).
 func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 	pol := engine.DefaultPolicy()
-	pol.Grace, pol.Seed, pol.RetryAll = f.grace, f.seed, f.retryAll
+	pol.Grace, pol.Seed, pol.RetryAll, pol.Requeue = f.grace, f.seed, f.retryAll, f.requeue
+	if err := pol.Requeue.Validate(); err != nil {
+		return sim.Options{}, fmt.Errorf("--requeue-backoff-*: %w", err)
+	}
 	switch f.policy {
 	case "default", "":
 	case "fifo":

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -72,7 +74,12 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 		}
 	}
 	cq := wl.Status.Admission.ClusterQueue
-	if err := ctl.writeWorkloadStatus(ctx, wl, evictedStatus(wl.Status, reason, "evicted: "+why, now)); err != nil {
+	st := evictedStatus(wl.Status, reason, "evicted: "+why, now)
+	if pol := ctl.opts.Engine.Requeue; reason == ReasonDeviceUnhealthy && pol.BackoffBase > 0 {
+		// Shown as Kueue shows it; the scheduler computes the same time (feed.go backOff).
+		st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Truncate(time.Second).Add(pol.Wait(failuresOf(wl) + 1))))
+	}
+	if err := ctl.writeWorkloadStatus(ctx, wl, st); err != nil {
 		return err
 	}
 	err = patchWorkload(ctx, ctl.c, wl, func(wl *v1alpha1.Workload) {
@@ -80,6 +87,12 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 		delete(wl.Annotations, AnnotationPreemptionReason)
 		delete(wl.Annotations, AnnotationNominatedVictims) // it ran, so its last wait is over
 		delete(wl.Annotations, AnnotationReservation)
+		if reason == ReasonDeviceUnhealthy {
+			if wl.Annotations == nil {
+				wl.Annotations = map[string]string{}
+			}
+			wl.Annotations[AnnotationFailures] = strconv.Itoa(failuresOf(wl) + 1)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("clear notice: %w", err)

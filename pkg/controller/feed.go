@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -9,6 +10,8 @@ import (
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -114,17 +117,39 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) (changed bool, err error)
 		if t.admitted() {
 			s.Started(id, admittedAt(t.obj))
 			k.running = true
+		} else {
+			backOff(s, id, t.obj) // a restart resumes a backoff in progress
 		}
 	case t.admitted() && !k.running:
 		s.Started(id, admittedAt(t.obj))
 		k.running = true
 	case !t.admitted() && k.running:
 		s.Requeued(id, queuedAt(t.obj), t.model.MaxRuntime)
+		backOff(s, id, t.obj)
 		k.running = false
 	default:
 		return false, nil
 	}
 	return true, nil
+}
+
+// backOff hands the scheduler the requeue backoff of a pending workload last evicted
+// by a failure (engine.Scheduler.BackOff; nothing without a requeue policy).
+func backOff(s *engine.Scheduler, id api.WorkloadID, obj *v1alpha1.Workload) {
+	c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.WorkloadEvicted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonDeviceUnhealthy {
+		return
+	}
+	s.BackOff(id, c.LastTransitionTime.Time, failuresOf(obj))
+}
+
+// failuresOf is the workload's count of evictions by failures (AnnotationFailures).
+func failuresOf(obj *v1alpha1.Workload) int {
+	n, err := strconv.Atoi(obj.Annotations[AnnotationFailures])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // notice is a preemption notice the committer applied.

@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -136,4 +139,51 @@ func (f *fixture) hasEvent(object, reason, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestUnhealthyDeviceBacksOff: with a requeue backoff, a gang evicted for an unhealthy
+// GPU is not readmitted before the backoff is over, although a healthy node is free;
+// the Workload shows the failure count and requeueAt, and a controller restarted
+// during the backoff resumes it (no readmission before requeueAt) rather than
+// forgetting it.
+func TestUnhealthyDeviceBacksOff(t *testing.T) {
+	f := newFixture(t)
+	f.tune = func(o *Options) { o.Engine.Requeue = engine.RequeuePolicy{BackoffBase: 6 * time.Second} }
+	f.create(k8s.MakeNode("bo-1").H100(4).Obj(), k8s.MakeNode("bo-2").H100(4).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("bo-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "bo-cq").Obj())
+	f.startController()
+	f.create(k8s.MakeJob("", "train").Queue("lq").Pods(1).GPUs("4").Obj())
+	first := f.waitBound("train", 1)[0].Spec.NodeName
+
+	var node corev1.Node
+	if err := f.c.Get(f.ctx, client.ObjectKey{Name: first}, &node); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(node.DeepCopy())
+	node.Annotations = map[string]string{AnnotationUnhealthyDevices: "GPU-1"}
+	if err := f.c.Patch(f.ctx, &node, patch); err != nil {
+		t.Fatal(err)
+	}
+	var requeueAt time.Time
+	f.eventually(20*time.Second, "evicted with a requeueAt", func() (bool, string) {
+		wl := f.workload(WorkloadNameForJob("train"))
+		if wl.Status.Admission != nil || wl.Status.RequeueState == nil || wl.Status.RequeueState.RequeueAt == nil {
+			return false, string(wl.Status.State) + " " + wl.Status.Message
+		}
+		requeueAt = wl.Status.RequeueState.RequeueAt.Time
+		return wl.Annotations[AnnotationFailures] == "1", "failures annotation " + wl.Annotations[AnnotationFailures]
+	})
+	f.stopController() // restart in the middle of the backoff
+	f.startController()
+	var pods []corev1.Pod
+	f.eventually(30*time.Second, "readmitted after the backoff", func() (bool, string) {
+		pods = f.jobPods("train")
+		return len(pods) == 1 && pods[0].Spec.NodeName != "", describePods(pods)
+	})
+	wl := f.workload(WorkloadNameForJob("train"))
+	admitted := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.WorkloadAdmitted)
+	if admitted == nil || admitted.LastTransitionTime.Time.Before(requeueAt) {
+		t.Errorf("readmitted at %v, before requeueAt %s", admitted, requeueAt)
+	}
+	f.assertNoDeviceSharedTwice()
 }

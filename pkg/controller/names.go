@@ -42,6 +42,9 @@ const (
 	// keeps it while it is valid, so the ETA does not move. It is removed when the
 	// workload is admitted or loses the reservation.
 	AnnotationReservation = "gantry.dev/reservation"
+	// AnnotationFailures counts the evictions of a workload by failures (unhealthy
+	// devices): the requeue backoff grows with it, and a restart reads it back.
+	AnnotationFailures = "gantry.dev/failures"
 
 	// LabelWorkload is set on Workloads made from a job, naming the job kind.
 	LabelJobKind = "gantry.dev/job-kind"

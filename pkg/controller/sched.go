@@ -86,6 +86,9 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 		return p, err
 	}
 	sc.feed.committed(sc.s, p, res.Applied, k.noticed, now)
+	if next, ok := sc.s.NextWake(); ok && (ctl.nextDeadline.IsZero() || next.Before(ctl.nextDeadline)) {
+		ctl.nextDeadline = next // a requeue backoff ends: no event may come then
+	}
 	_, c := sc.s.Stats()
 	sc.considered.Store(sc.consideredBefore + c)
 	return p, nil

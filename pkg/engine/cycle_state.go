@@ -16,6 +16,7 @@ import (
 // counts nothing (no polling).
 func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.timedWakes(w)
+	s.backoffsOver(w.Now)
 	s.chains = nil
 	if s.freed {
 		s.wakeForCapacity(w)

@@ -29,6 +29,8 @@ type Config struct {
 	// MaxAttempts bounds the pending workloads tried per cycle (0 = all); the others are
 	// reported with reason "NotTried".
 	MaxAttempts int
+	// Requeue is how workloads evicted by failures queue again (backoff.go).
+	Requeue RequeuePolicy
 }
 
 // Validate reports a configuration the engine cannot run with.
@@ -41,6 +43,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 0 {
 		return fmt.Errorf("engine config: maxAttempts %d: must not be negative", c.MaxAttempts)
+	}
+	if err := c.Requeue.Validate(); err != nil {
+		return fmt.Errorf("engine config: %w", err)
 	}
 	return nil
 }

@@ -33,6 +33,12 @@ const (
 	// it (every cycle a driver runs after an event); a cycle in which nothing changed
 	// (World.Unchanged) leaves it parked.
 	ParkedReserved
+	// ParkedBackoff: evicted by a failure, it waits out its requeue backoff (backoff.go);
+	// only time wakes it.
+	ParkedBackoff
+	// ParkedLimit: evicted by more failures than the requeue limit; only a change of
+	// the workload (a new submission) brings it back.
+	ParkedLimit
 )
 
 // String says what wakes a parked workload, for explain.
@@ -48,6 +54,10 @@ func (k Park) String() string {
 		return "its LocalQueue, ClusterQueue or their stop policy change"
 	case ParkedReserved:
 		return "anything changes (reservations ahead of it hold GPUs; the order moves with every change)"
+	case ParkedBackoff:
+		return "its requeue backoff after a failure is over"
+	case ParkedLimit:
+		return "the workload changes (it failed more often than the requeue limit)"
 	}
 	return "-"
 }

@@ -113,6 +113,8 @@ type entry struct {
 	runtime  time.Duration // expected run time; 0 = unknown
 	// startedAt is when the current run started (minimum-runtime protection).
 	startedAt time.Time
+	// notBefore is when its requeue backoff ends (ParkedBackoff).
+	notBefore time.Time
 	park      Park
 	last      plan.Rejection // why it was last not admitted, while hasLast
 	hasLast   bool

@@ -109,6 +109,11 @@ func (s *Simulator) nodesGone(nodes []string, why, change string) error {
 		if err := s.evict(st, plan.LayerCluster, why); err != nil {
 			return err
 		}
+		if change == "failed" {
+			// A failure, not a planned removal: the requeue policy may hold it back.
+			st.failures++
+			s.sched.BackOff(st.w.ID(), s.clock(), st.failures)
+		}
 	}
 	for _, n := range nodes {
 		if _, ok := s.snap.NodeIndex(n); !ok {

@@ -41,6 +41,8 @@ func (s *Simulator) handle(e simEvent) error {
 		return s.nodesGone(e.nodes, "spot interruption: capacity reclaimed", "removed")
 	case kNodesBack:
 		return s.nodesBack(e.nodes)
+	case kWake:
+		s.dirty = true
 	default:
 		return fmt.Errorf("simulate: internal event kind %d unknown", e.kind)
 	}

@@ -17,6 +17,7 @@ const (
 	kCluster                        // an api.ClusterEvent happens
 	kNodesGone                      // spot notice over: interrupted nodes go away
 	kNodesBack                      // spot capacity returns / a re-layout completes
+	kWake                           // a requeue backoff ends: run a cycle
 )
 
 // simEvent is one entry of the event queue.

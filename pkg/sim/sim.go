@@ -36,6 +36,7 @@ type Simulator struct {
 	sched   *engine.Scheduler
 	now     time.Duration
 	queue   eventQueue
+	wakeAt  time.Duration // the backoff wake queued last (scheduleWake)
 	snap    *cluster.Snapshot
 	specs   map[string]cluster.Node // every node ever known, by name (for recover/return)
 	offline map[string]string       // node -> why it is out of the snapshot
@@ -181,8 +182,24 @@ func (s *Simulator) settle() error {
 			return err
 		}
 	}
+	s.scheduleWake()
 	s.sample()
 	return nil
+}
+
+// scheduleWake queues a cycle for when the scheduler's next backoff ends: no other
+// event may come by then.
+func (s *Simulator) scheduleWake() {
+	next, ok := s.sched.NextWake()
+	if !ok {
+		return
+	}
+	at := next.Sub(Epoch())
+	if at <= s.now || at == s.wakeAt {
+		return
+	}
+	s.wakeAt = at
+	s.queue.schedule(simEvent{at: at, kind: kWake})
 }
 
 func (s *Simulator) emit(r EventRecord) {

@@ -17,6 +17,7 @@ type wlState struct {
 	phase        plan.Phase
 	submitted    bool
 	queuedAt     time.Duration
+	failures     int // evictions by node failures (the requeue backoff counts them)
 	// run counts starts; events carry it so a finish scheduled for an earlier run is
 	// ignored after an eviction.
 	run        int
