@@ -11,7 +11,7 @@ import (
 // workloads that appeared, vanished or changed shapes.
 func (c *KPICollector) diff(s sim.ClusterState) change {
 	ch := change{t: s.T, nodes: s.Nodes, queues: s.Queues}
-	present := make(map[string]bool, len(s.Nodes))
+	present := map[string]bool{}
 	for _, n := range s.Nodes {
 		present[n.Name] = true
 	}

@@ -240,3 +240,15 @@ func TestThinnedCapacityCountsShapesLearnedInBetween(t *testing.T) {
 		t.Errorf("capacity points %+v, want fragmentation 0 then 540", r.Capacity)
 	}
 }
+
+// A whole state whose rows are out of order keeps every row of a name.
+func TestUnorderedRowsKeepEveryRow(t *testing.T) {
+	c := NewKPICollector(KPIOptions{})
+	c.OnSample(MakeState(0).Node(MakeNode("a").GPU("T4", "exclusive", 1000)).Node(MakeNode("b").GPU("T4", "exclusive", 0)).
+		Node(MakeNode("a").GPU("T4", "exclusive", 500)).Obj())
+	r := c.Report(secs(10))
+	end := r.Heatmaps[len(r.Heatmaps)-1]
+	if len(end.Rows) != 3 || end.Rows[0].Node != "a" || end.Rows[1].Node != "a" || end.Rows[1].GPUs[0] != 500 || r.Allocation[1].Points[0].Allocated != 1500 {
+		t.Errorf("heat map %+v, allocation %+v; want a's two rows, then b, with 1500 allocated", end, r.Allocation)
+	}
+}

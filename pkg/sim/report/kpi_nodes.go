@@ -63,21 +63,22 @@ func (t *nodeTable) heatmap(at sim.Seconds) Heatmap {
 	return h
 }
 
-// putNodes replaces the rows of every node named in rows (grouped by name).
+// putNodes replaces the rows of every node named in rows. Rows come by name, so a
+// node's rows are one run of the slice, kept without copying; a name whose rows are
+// split (rows not in order) gets them all.
 func (c *KPICollector) putNodes(rows []sim.NodeState) {
-	if len(rows) == 0 {
-		return
-	}
-	byName := map[string][]sim.NodeState{}
-	var order []string
-	for _, r := range rows {
-		if _, seen := byName[r.Name]; !seen {
-			order = append(order, r.Name)
+	seen := map[string]bool{}
+	for start, i := 0, 1; start < len(rows); i++ {
+		if i < len(rows) && rows[i].Name == rows[start].Name {
+			continue
 		}
-		byName[r.Name] = append(byName[r.Name], r)
-	}
-	for _, name := range order {
-		c.putNode(name, byName[name])
+		run, name := rows[start:i:i], rows[start].Name
+		if seen[name] {
+			run = append(slices.Clip(c.nodes.byName[name].rows), run...)
+		}
+		seen[name] = true
+		c.putNode(name, run)
+		start = i
 	}
 }
 
