@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -124,7 +125,7 @@ func (m *deltaMirror) apply(d StateDelta) {
 // compare reports the first difference between the rebuilt state and want.
 func (m *deltaMirror) compare(want ClusterState) error {
 	var nodes []NodeState
-	for _, name := range slices.Sorted(mapKeys(m.nodes)) {
+	for _, name := range slices.Sorted(maps.Keys(m.nodes)) {
 		nodes = append(nodes, m.nodes[name]...)
 	}
 	if got, exp := normalRows(nodes), normalRows(want.Nodes); !reflect.DeepEqual(got, exp) {
@@ -138,7 +139,7 @@ func (m *deltaMirror) compare(want ClusterState) error {
 		return fmt.Errorf("queues differ:\nrebuilt %+v\nState   %+v", m.queues, wantQ)
 	}
 	var pending []PendingShape
-	for _, w := range slices.Sorted(mapKeys(m.pending)) {
+	for _, w := range slices.Sorted(maps.Keys(m.pending)) {
 		pending = append(pending, m.pending[w]...)
 	}
 	if !reflect.DeepEqual(pending, want.Pending) {
@@ -155,16 +156,6 @@ func normalRows(rows []NodeState) []NodeState {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(len(a.GPUs), len(b.GPUs)))
 	})
 	return out
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // deltaRecorder keeps every delta and hands it on to a mirror.

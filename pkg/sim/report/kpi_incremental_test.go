@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -111,7 +112,7 @@ func (w *kpiWorld) step(rt *rapid.T, i int) sim.ClusterState {
 		}
 		s.Nodes = append(s.Nodes, w.rows[name]...)
 	}
-	for _, name := range slices.Sorted(mapKeysOf(w.pods)) {
+	for _, name := range slices.Sorted(maps.Keys(w.pods)) {
 		if rapid.IntRange(0, 2).Draw(rt, "toggle") == 0 {
 			w.pending[name] = !w.pending[name]
 		}
@@ -119,7 +120,7 @@ func (w *kpiWorld) step(rt *rapid.T, i int) sim.ClusterState {
 			s.Pending = append(s.Pending, w.pods[name]...)
 		}
 	}
-	for _, name := range slices.Sorted(mapKeysOf(w.queues)) {
+	for _, name := range slices.Sorted(maps.Keys(w.queues)) {
 		if i == 0 || rapid.IntRange(0, 2).Draw(rt, "requota") == 0 {
 			w.queues[name] = drawQueue(rt, name)
 		}
@@ -175,7 +176,7 @@ func deltaOf(rt *rapid.T, prev *sim.ClusterState, s sim.ClusterState) sim.StateD
 		return d
 	}
 	was, now := rowsByName(prev.Nodes), rowsByName(s.Nodes)
-	for _, name := range slices.Sorted(mapKeysOf(now)) {
+	for _, name := range slices.Sorted(maps.Keys(now)) {
 		if !slices.EqualFunc(was[name], now[name], sameNode) || rapid.IntRange(0, 3).Draw(rt, "repeatNode") == 0 {
 			d.Nodes = append(d.Nodes, now[name]...)
 		}
@@ -186,12 +187,12 @@ func deltaOf(rt *rapid.T, prev *sim.ClusterState, s sim.ClusterState) sim.StateD
 		}
 	}
 	before, after := pendingByName(prev.Pending), pendingByName(s.Pending)
-	for _, name := range slices.Sorted(mapKeysOf(before)) {
+	for _, name := range slices.Sorted(maps.Keys(before)) {
 		if _, still := after[name]; !still {
 			d.Resolved = append(d.Resolved, name)
 		}
 	}
-	for _, name := range slices.Sorted(mapKeysOf(after)) {
+	for _, name := range slices.Sorted(maps.Keys(after)) {
 		if _, had := before[name]; !had {
 			d.Pending = append(d.Pending, after[name]...)
 		}
@@ -213,16 +214,6 @@ func pendingByName(ps []sim.PendingShape) map[string][]sim.PendingShape {
 		out[p.Workload] = append(out[p.Workload], p)
 	}
 	return out
-}
-
-func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // A shape learned while capacity points are thinned, pending only between two points,
