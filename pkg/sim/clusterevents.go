@@ -125,6 +125,7 @@ func (s *Simulator) nodesGone(nodes []string, why, change string) error {
 		}
 		s.snap, s.offline[n] = next, change
 		delete(s.cordon, n)
+		s.touchNode(n)
 		s.emit(EventRecord{Event: EvNode, Node: n, Change: change, Reason: why})
 	}
 	s.dirty = true
@@ -157,6 +158,7 @@ func (s *Simulator) putNode(n cluster.Node) error {
 		return fmt.Errorf("simulate: node %s: %w", n.Name, err)
 	}
 	s.snap = next
+	s.touchNode(n.Name)
 	return nil
 }
 
@@ -261,6 +263,7 @@ func (s *Simulator) quotaChange(ev api.ClusterEvent) error {
 	}
 	cq.ResourceGroups = ev.ResourceGroups // the model's copy, for explain and KPIs
 	s.quota = q
+	s.touchAllQueues()
 	s.emit(EventRecord{Event: EvQuota, ClusterQueue: cq.Name, Reason: "quota changed by " + ev.Name})
 	s.sched.QuotaChanged()
 	s.dirty = true

@@ -86,6 +86,7 @@ func (c modelCommitter) admit(ov *cluster.Overlay, a plan.Admission, bs []plan.B
 		return err
 	}
 	st.assignment = asg
+	s.touchBindings(bs)
 	var milli resources.MilliGPU
 	for _, b := range bs {
 		milli += b.Assignment.MilliGPU()

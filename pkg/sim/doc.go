@@ -6,10 +6,11 @@
 // This package is the event loop and nothing else: sim.go, cycle.go, queue.go,
 // workload.go, committer.go, handle.go, live.go, requeue.go (the loop, the model of
 // running workloads and their progress/lost work, parking), events.go and
-// clusterevents.go (the event log and cluster events), sample.go (state samples for
-// observers) and explain*.go. What builds on the loop lives in subpackages that import
+// clusterevents.go (the event log and cluster events), sample.go, sample_delta.go,
+// changes.go and delta.go (state samples for observers: whole states, or what changed
+// since the last sample) and explain*.go. What builds on the loop lives in subpackages that import
 // it, never the other way: pkg/sim/trace (trace importers), pkg/sim/report (KPIs and the
-// text/HTML report, as an Observer of EventRecord and ClusterState), and pkg/bench (the
+// text/HTML report, as a DeltaObserver of EventRecord and StateDelta), and pkg/bench (the
 // experiments).
 //
 // Everything is deterministic for a seed: time advances only through the event queue

@@ -17,6 +17,7 @@ func (s *Simulator) handle(e simEvent) error {
 	case kArrival:
 		st := s.wls[e.wl]
 		st.submitted, st.queuedAt = true, s.now
+		s.touchWorkload(st)
 		if err := s.sched.Submit(st.w, s.clock(), st.remaining()); err != nil {
 			return fmt.Errorf("simulate: %w", err)
 		}
@@ -57,6 +58,7 @@ func (s *Simulator) setPhase(st *wlState, to plan.Phase) error {
 		return fmt.Errorf("simulate at %s: %w", s.now, err)
 	}
 	st.phase = next
+	s.touchWorkload(st)
 	return nil
 }
 
@@ -107,6 +109,7 @@ func (s *Simulator) notice(st *wlState, grace time.Duration, layer plan.Layer) {
 		return // already leaving: the earlier notice stands
 	}
 	st.phase = plan.Preempting // Running → Preempting is always allowed
+	s.touchWorkload(st)
 	if st.w.Timing.CheckpointEvery > 0 {
 		st.saved = st.progressAt(s.now) // the notice is the time to write a checkpoint
 	}
@@ -163,6 +166,7 @@ func (s *Simulator) unbind(st *wlState) error {
 		return fmt.Errorf("simulate: releasing %s: %w", id, err)
 	}
 	s.snap = next
+	s.touchBindings(st.bindings)
 	if _, ok := s.quota.Admitted(id); ok {
 		if err := s.quota.Release(id); err != nil {
 			return fmt.Errorf("simulate: releasing quota of %s: %w", id, err)

@@ -5,51 +5,81 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
-	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// sample sends the current state to the observers (only when someone listens).
+// sample sends the state to the observers (only when someone listens): what changed to
+// DeltaObservers, the whole state to the others. Each is built at most once.
 func (s *Simulator) sample() {
 	if len(s.opts.Observers) == 0 {
 		return
 	}
-	st := s.State()
+	var delta *StateDelta
+	var full *ClusterState
 	for _, o := range s.opts.Observers {
-		o.OnSample(st)
+		if do, ok := o.(DeltaObserver); ok {
+			if delta == nil {
+				d := s.delta()
+				delta = &d
+			}
+			do.OnDelta(*delta)
+			continue
+		}
+		if full == nil {
+			st := s.State()
+			full = &st
+		}
+		o.OnSample(*full)
 	}
 }
 
 // State is the cluster state now: nodes with per-GPU allocation, queues, pending shapes.
+// It is built from scratch (O(nodes + pods + live workloads)); samples for
+// DeltaObservers cost only what changed.
 func (s *Simulator) State() ClusterState {
 	out := ClusterState{T: Seconds(s.now)}
 	alloc := s.gpuAllocation()
 	for i := 0; i < s.snap.NumNodes(); i++ {
-		n := s.snap.Node(i)
-		ns := NodeState{Name: n.Name, Pool: n.Pool, CapacityType: n.CapacityType, Ready: !s.cordon[n.Name]}
-		if d := s.snap.Devices(i); d != nil {
-			for _, g := range d.GPUs() {
-				ns.GPUs = append(ns.GPUs, GPUState{
-					Index: g.Index, Model: string(g.Model), Mode: string(g.Sharing.Mode),
-					Allocated: alloc[n.Name][g.Index], Healthy: g.Healthy,
-				})
-			}
-		}
-		out.Nodes = append(out.Nodes, ns)
+		out.Nodes = append(out.Nodes, s.snapNodeState(i, alloc[s.snap.Node(i).Name]))
 	}
 	for name := range s.offline {
-		out.Nodes = append(out.Nodes, NodeState{Name: name, Pool: s.specs[name].Pool, CapacityType: s.specs[name].CapacityType})
+		out.Nodes = append(out.Nodes, s.offlineNodeState(name))
 	}
 	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
 	out.Queues = s.queueStates()
 	for _, id := range s.live {
-		st := s.wls[id]
-		if st.phase != plan.Pending || !st.submitted {
-			continue
+		if st := s.wls[id]; classOf(st) == classPending {
+			out.Pending = append(out.Pending, pendingShapes(st)...)
 		}
-		for _, ps := range st.w.PodSets {
-			out.Pending = append(out.Pending, PendingShape{Workload: string(id), Queue: st.clusterQueue, Pods: int(ps.Count), PerPod: gpuPart(ps.Requests)})
+	}
+	return out
+}
+
+// snapNodeState is node i of the snapshot with its GPUs' allocation (milli by index).
+func (s *Simulator) snapNodeState(i int, alloc map[int]resources.MilliGPU) NodeState {
+	n := s.snap.Node(i)
+	ns := NodeState{Name: n.Name, Pool: n.Pool, CapacityType: n.CapacityType, Ready: !s.cordon[n.Name]}
+	if d := s.snap.Devices(i); d != nil {
+		for _, g := range d.GPUs() {
+			ns.GPUs = append(ns.GPUs, GPUState{
+				Index: g.Index, Model: string(g.Model), Mode: string(g.Sharing.Mode),
+				Allocated: alloc[g.Index], Healthy: g.Healthy,
+			})
 		}
+	}
+	return ns
+}
+
+// offlineNodeState is a node out of the cluster: not ready, no GPUs.
+func (s *Simulator) offlineNodeState(name string) NodeState {
+	return NodeState{Name: name, Pool: s.specs[name].Pool, CapacityType: s.specs[name].CapacityType}
+}
+
+// pendingShapes are a pending workload's pod sets as a sample lists them.
+func pendingShapes(st *wlState) []PendingShape {
+	out := make([]PendingShape, 0, len(st.w.PodSets))
+	for _, ps := range st.w.PodSets {
+		out = append(out, PendingShape{Workload: string(st.w.ID()), Queue: st.clusterQueue, Pods: int(ps.Count), PerPod: gpuPart(ps.Requests)})
 	}
 	return out
 }
@@ -58,57 +88,66 @@ func (s *Simulator) State() ClusterState {
 func (s *Simulator) gpuAllocation() map[string]map[int]resources.MilliGPU {
 	out := map[string]map[int]resources.MilliGPU{}
 	for _, bp := range s.snap.Pods() {
-		idx := gpuIndices(bp.Devices)
-		if len(idx) == 0 {
-			continue
-		}
 		m := out[bp.Node]
 		if m == nil {
 			m = map[int]resources.MilliGPU{}
 			out[bp.Node] = m
 		}
-		each := bp.Devices.MilliGPU() / resources.MilliGPU(len(idx))
-		for _, g := range idx {
-			m[g] += each
-		}
+		addAllocation(m, bp.Devices)
 	}
 	return out
 }
 
-func gpuIndices(a devices.Assignment) []int { return a.GPUIndices() }
+// addAllocation adds a pod's devices to per-GPU allocation, split evenly over its GPUs.
+func addAllocation(m map[int]resources.MilliGPU, a devices.Assignment) {
+	idx := a.GPUIndices()
+	if len(idx) == 0 {
+		return
+	}
+	each := a.MilliGPU() / resources.MilliGPU(len(idx))
+	for _, g := range idx {
+		m[g] += each
+	}
+}
 
 func (s *Simulator) queueStates() []QueueState {
 	// Count pending and running per ClusterQueue in one pass over the live workloads.
 	pending, running := map[string]int{}, map[string]int{}
 	for _, id := range s.live {
 		st := s.wls[id]
-		switch {
-		case st.phase == plan.Pending && st.submitted:
+		switch classOf(st) {
+		case classPending:
 			pending[st.clusterQueue]++
-		case st.phase == plan.Running || st.phase == plan.Preempting:
+		case classRunning:
 			running[st.clusterQueue]++
 		}
 	}
 	names := s.quota.ClusterQueues()
 	out := make([]QueueState, 0, len(names))
 	for _, name := range names {
-		q := QueueState{Name: name, Nominal: resources.Vector{}, Usage: resources.Vector{}, Borrowed: resources.Vector{}}
-		if cq := s.cqs[name]; cq != nil {
-			q.Cohort = cq.Cohort
-			for _, g := range cq.ResourceGroups {
-				for _, f := range g.Flavors {
-					for _, r := range f.Resources {
-						q.Nominal[r.Name] += s.quota.Nominal(name, f.Name, r.Name)
-						q.Usage[r.Name] += s.quota.Usage(name, f.Name, r.Name)
-						q.Borrowed[r.Name] += s.quota.Borrowed(name, f.Name, r.Name)
-					}
+		out = append(out, s.queueState(name, pending[name], running[name]))
+	}
+	return out
+}
+
+// queueState is one ClusterQueue's quota, usage and borrowing per resource, with its
+// pending and running counts.
+func (s *Simulator) queueState(name string, pending, running int) QueueState {
+	q := QueueState{Name: name, Nominal: resources.Vector{}, Usage: resources.Vector{}, Borrowed: resources.Vector{}}
+	if cq := s.cqs[name]; cq != nil {
+		q.Cohort = cq.Cohort
+		for _, g := range cq.ResourceGroups {
+			for _, f := range g.Flavors {
+				for _, r := range f.Resources {
+					q.Nominal[r.Name] += s.quota.Nominal(name, f.Name, r.Name)
+					q.Usage[r.Name] += s.quota.Usage(name, f.Name, r.Name)
+					q.Borrowed[r.Name] += s.quota.Borrowed(name, f.Name, r.Name)
 				}
 			}
 		}
-		q.Pending, q.Running = pending[name], running[name]
-		out = append(out, q)
 	}
-	return out
+	q.Pending, q.Running = pending, running
+	return q
 }
 
 // gpuPart keeps the GPU resources of a pod's requests.

@@ -48,6 +48,7 @@ type Simulator struct {
 	cqs     map[string]*api.ClusterQueue
 	log     []EventRecord
 	dirty   bool
+	chg     changes // what moved since the last sample, for DeltaObservers (changes.go)
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.
@@ -74,6 +75,7 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	if s.opts.MaxCyclesPerInstant <= 0 {
 		s.opts.MaxCyclesPerInstant = 64
 	}
+	s.trackChanges()
 	if err := s.buildCluster(); err != nil {
 		return nil, err
 	}

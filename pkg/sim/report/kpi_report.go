@@ -17,18 +17,17 @@ func (c *KPICollector) Report(end sim.Seconds) Report {
 	span := (end.Duration() - c.start).Milliseconds()
 	tail := int64(0)
 	if c.started {
-		tail = max((end.Duration() - c.prev.T.Duration()).Milliseconds(), 0)
+		tail = max((end.Duration() - c.prevT.Duration()).Milliseconds(), 0)
 	}
 	for _, k := range sortedKeys(c.alloc) {
 		a := c.alloc[k]
-		allocMs := a.allocMs + int64(a.lastValue.Allocated)*tail
-		capMs := a.capMs + int64(a.lastValue.Capacity)*tail
-		r.Allocation = append(r.Allocation, AllocationSeries{Key: k, MeanPermille: Permille(allocMs, capMs), Points: slices.Clone(a.points)})
+		mean := Permille(a.allocated.through(c.clock, tail), a.capacity.through(c.clock, tail))
+		r.Allocation = append(r.Allocation, AllocationSeries{Key: k, MeanPermille: mean, Points: slices.Clone(a.points)})
 	}
 	r.Capacity = slices.Clone(c.capacity)
 	if span > 0 && c.capAcc.has {
-		r.MeanStrandedMilli = resources.MilliGPU((c.capAcc.strandedMs + int64(c.capAcc.last.Stranded)*tail) / span)
-		r.MeanFragMilli = resources.MilliGPU((c.capAcc.fragMs + int64(c.capAcc.last.Frag)*tail) / span)
+		r.MeanStrandedMilli = resources.MilliGPU(c.capAcc.stranded.through(c.clock, tail) / span)
+		r.MeanFragMilli = resources.MilliGPU(c.capAcc.frag.through(c.clock, tail) / span)
 	}
 	r.Preemptions = slices.Clone(c.preemptions)
 	for _, p := range c.preemptions {
@@ -39,8 +38,8 @@ func (c *KPICollector) Report(end sim.Seconds) Report {
 		u := q.q
 		u.Points = slices.Clone(q.q.Points)
 		if span > 0 {
-			u.MeanUsed = resources.MilliGPU((q.usedMs + int64(q.last.Used)*tail) / span)
-			u.MeanBorrowed = resources.MilliGPU((q.borrowedMs + int64(q.last.Borrowed)*tail) / span)
+			u.MeanUsed = resources.MilliGPU(q.used.through(c.clock, tail) / span)
+			u.MeanBorrowed = resources.MilliGPU(q.borrowed.through(c.clock, tail) / span)
 		}
 		u.UtilisationPermille = Permille(int64(u.MeanUsed), int64(u.Nominal))
 		r.QuotaUse = append(r.QuotaUse, u)
@@ -102,8 +101,7 @@ func (c *KPICollector) reportHeatmaps(end sim.Seconds) []Heatmap {
 		return nil
 	}
 	if len(c.opts.HeatmapTimes) == 0 {
-		last := heatmapOf(c.prev)
-		last.T = end
+		last := c.nodes.heatmap(end)
 		if c.peakHeatmap == nil {
 			return []Heatmap{last}
 		}
@@ -114,9 +112,7 @@ func (c *KPICollector) reportHeatmaps(end sim.Seconds) []Heatmap {
 		if at.Duration() < c.start || at > end {
 			continue
 		}
-		h := heatmapOf(c.prev)
-		h.T = at
-		out = append(out, h)
+		out = append(out, c.nodes.heatmap(at))
 	}
 	return out
 }

@@ -151,25 +151,6 @@ func nodeFragment(n *sim.NodeState, s GPUShape) resources.MilliGPU {
 	return frag
 }
 
-// clusterFragment is FGD's expected fragmentation of the cluster: the shape-count
-// weighted mean over shapes of the summed node fragments, in milli-GPU (one integer
-// division at the end).
-func clusterFragment(nodes []sim.NodeState, shapes []ShapeCount) resources.MilliGPU {
-	var total, weight int64
-	for _, sc := range shapes {
-		weight += sc.Count
-	}
-	if weight == 0 {
-		return 0
-	}
-	for i := range nodes {
-		for _, sc := range shapes {
-			total += sc.Count * int64(nodeFragment(&nodes[i], sc.Shape))
-		}
-	}
-	return resources.MilliGPU(total / weight)
-}
-
 // strandedCapacity is the free capacity that none of the shapes can use: on each node,
 // the free share of every GPU that is a fragment for every shape. Without shapes nothing
 // is demanded, so nothing is stranded.
