@@ -204,6 +204,10 @@ func (w *eventWriter) OnEvent(r sim.EventRecord) {
 
 func (w *eventWriter) OnSample(sim.ClusterState) {}
 
+// OnDelta makes the writer a sim.DeltaObserver: it reads no state, so the simulator
+// builds no full State for it.
+func (w *eventWriter) OnDelta(sim.StateDelta) {}
+
 // close closes the file once and returns the first write or close error.
 func (w *eventWriter) close() error {
 	if !w.closed {
@@ -265,6 +269,9 @@ func (p *progress) OnEvent(r sim.EventRecord) {
 }
 
 func (p *progress) OnSample(sim.ClusterState) {}
+
+// OnDelta: the progress line reads no state either.
+func (p *progress) OnDelta(sim.StateDelta) {}
 
 func (p *progress) draw() {
 	const width = 30
