@@ -107,12 +107,7 @@ func firstFit(w *walk, start int) (int, bool) {
 		return 0, false
 	}
 	if len(w.held) > 0 {
-		for g := start; g < n; g++ {
-			if w.fitsAt(g) {
-				return g, true
-			}
-		}
-		return 0, false
+		return w.linearFit(start)
 	}
 	if !w.fitsAt(n - 1) {
 		return 0, false
@@ -155,6 +150,49 @@ func (w *walk) fitsAt(g int) bool {
 	}
 	holdStarted(w.p.ov, w.held, w.groups[g].at)
 	return w.p.fits()
+}
+
+// linearFit walks the groups one by one from start under held reservations. The
+// overlay keeps what the last step released and held: a step releases its own group,
+// then holds the reserved pods that have started by then (retrying the ones whose
+// GPUs were still busy), so it costs its group, not every group before it. At each
+// step the overlay holds what fitsAt would build from the base: the groups up to it
+// released, and the started reserved pods whose devices are free of running pods.
+func (w *walk) linearFit(start int) (int, bool) {
+	w.p.undo(w.marks[0])
+	w.marks = w.marks[:1] // the marks of earlier probes are gone with the undo
+	held := make([][]bool, len(w.held))
+	for g := 0; g < len(w.groups); g++ {
+		for i := range w.groups[g].members {
+			_ = w.p.release(&w.groups[g].members[i])
+		}
+		if g < start {
+			continue
+		}
+		holdMore(w.p.ov, w.held, held, w.groups[g].at)
+		if w.p.fits() {
+			return g, true
+		}
+	}
+	return 0, false
+}
+
+// holdMore assumes the reserved pods started by t that are not held yet (done[i][k]
+// for pod k of reservation i), best effort as holdStarted.
+func holdMore(ov *cluster.Overlay, rs ReservationSet, done [][]bool, t time.Time) {
+	for i, r := range rs {
+		if r.Start.After(t) {
+			continue
+		}
+		if done[i] == nil {
+			done[i] = make([]bool, len(r.Pods))
+		}
+		for k, bp := range r.Pods {
+			if !done[i][k] && ov.Assume(bp.Ref, bp.Node, bp.Requests, bp.Devices) == nil {
+				done[i][k] = true
+			}
+		}
+	}
 }
 
 // enoughFrom is the first end group after which enough GPUs could be free for the gang
