@@ -67,7 +67,31 @@ func (c *invariantChecker) onEvent(r EventRecord) {
 		if c.err == nil {
 			c.fail(c.checkAdmission(api.WorkloadID(r.Workload)))
 		}
+	case EvRejected, EvReserved:
+		if c.err == nil {
+			c.fail(c.checkDecision(r))
+		}
 	}
+}
+
+// checkDecision runs at every rejection and reservation the committer logs: the plan
+// decided on a workload the scheduler holds as pending, and the model agrees it is
+// pending. A plan that rejects or reserves for a running or noticed workload, or one
+// the model refuses to commit (CommitConflict: a device already in use, quota moved,
+// or the workload not pending), shows the scheduler's state apart from the cluster's:
+// it would admit a workload twice or hand out a device that is taken (the model's
+// committer refuses both, so the checks of the model alone would not see them).
+func (c *invariantChecker) checkDecision(r EventRecord) error {
+	st := c.s.wls[api.WorkloadID(r.Workload)]
+	switch {
+	case st == nil:
+		return fmt.Errorf("%s record for unknown workload %s", r.Event, r.Workload)
+	case strings.HasPrefix(r.Reason, "CommitConflict"):
+		return fmt.Errorf("the scheduler planned to admit %s (%s), and the model refused it: %s", r.Workload, st.phase, r.Reason)
+	case holdsPods(st.phase):
+		return fmt.Errorf("the scheduler decided on %s as pending (%s: %s) while it is %s", r.Workload, r.Event, r.Reason, st.phase)
+	}
+	return nil
 }
 
 // count adds a workload record to its tally.

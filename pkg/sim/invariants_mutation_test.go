@@ -149,3 +149,54 @@ func lowerQuota(t *testing.T, s *Simulator, cq string, n int64) {
 	}
 	s.quota, s.cqs[cq].ResourceGroups = q, gpuQuota("h", n)
 }
+
+// restartedSim runs a small world for ten minutes with the controller's records: on two
+// 8-GPU nodes, "ns/gang" (two pods of 4 GPUs) and "ns/one" (2 GPUs) run from 0; "ns/big"
+// (one pod of 8 GPUs, from 1m) fits the quota but no node, so it holds a reservation for
+// when they end. Then the controller restarts with fault, and its first pass runs. It returns
+// the checker's first violation.
+func restartedSim(t *testing.T, fault restoreFault) error {
+	t.Helper()
+	objs := MakeWorld().Pool("h", 2, 8, api.CapacityOnDemand).Queue("cq", 24, "h").
+		Job("gang", 2, 4, 0, time.Hour, 0).Job("one", 1, 2, 0, time.Hour, 0).Job("big", 1, 8, time.Minute, time.Hour, 0).Obj()
+	chk := newInvariantChecker()
+	r := &invSim{rec: newRestartRecords(), chk: chk, fault: fault}
+	s, err := New(objs, Options{Policy: engine.Policy{Config: engine.Config{Reservations: true}, Seed: 1},
+		Observers: []Observer{r.rec.observer(), chk.observer()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s, r.rec.s, chk.s = s, s, s
+	if err := s.RunUntil(10 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.sched.Reservation("ns/big"); !ok || !holdsPods(s.wls["ns/gang"].phase) || !holdsPods(s.wls["ns/one"].phase) {
+		t.Fatalf("at 10m: want ns/gang and ns/one running and ns/big reserved:\n%s", encodeLog(t, s.Log()))
+	}
+	if err := r.restart(); err != nil {
+		t.Fatal(err)
+	}
+	if r.restored.running != 2 || r.restored.pending != 1 || r.restored.reservations != 1 {
+		t.Fatalf("restart restored %+v, want 2 running and 1 pending workload and 1 reservation", r.restored)
+	}
+	return chk.err
+}
+
+// The restart checks of TestInvariantsProperty report a restore that loses or
+// duplicates a workload or drops a reservation; an intact restore passes them.
+func TestRestartChecksCatchBrokenRestores(t *testing.T) {
+	if err := restartedSim(t, noFault); err != nil {
+		t.Fatalf("an intact restart fails its checks: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		fault restoreFault
+		want  string
+	}{
+		{"running workloads not started", faultNotStarted, "as pending"},
+		{"a workload not submitted", faultFirstLost, "is lost"},
+		{"reservations not restored", faultNoReservations, "reservation was not taken"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantViolation(t, restartedSim(t, tc.fault), tc.want) })
+	}
+}

@@ -13,10 +13,11 @@ import (
 
 // The random worlds of TestInvariantsProperty: whole-GPU H100 and A100 pools (on-demand
 // and spot) and an H100 MIG pool, each also a ResourceFlavor of its name; ClusterQueues
-// in cohorts with nominal quota, borrowing and lending limits, both queueing strategies
-// and random preemption policies; gangs of 1-4 pods of whole GPUs or MIG slices; node
-// failures, removals, additions, spot interruptions and returns, MIG re-layouts and
-// quota changes at random times.
+// in cohorts with nominal quota, borrowing and lending limits, both queueing strategies,
+// random preemption policies and disruption budgets; gangs of 1-4 pods of whole GPUs or
+// MIG slices; node failures, removals, additions, spot interruptions and returns, MIG
+// re-layouts, quota changes and controller restarts (invariants_restart_test.go) at
+// random times.
 
 // invPool is a kind of node of the invariant worlds; its name is also its flavor.
 type invPool struct {
@@ -43,13 +44,35 @@ var invMIGLayouts = []string{"all-1g.10gb", "all-balanced", "all-3g.40gb"}
 const (
 	invHorizon    = 3 * 24 * time.Hour // every run stops here at the latest
 	invSubmitSpan = 8 * 60             // minutes over which jobs arrive
+	// invRestartSpan is the span of minutes in which the controller restarts: while jobs
+	// arrive and for the hours most of them run after.
+	invRestartSpan = invSubmitSpan + 6*60
 )
 
-// invWorld is one drawn world: the objects, the engine policy and the stop time.
+// invWorld is one drawn world: the objects, the engine policy, the controller's
+// restarts, whether the restarts' decisions are compared with plain passes' (one world
+// with restarts in three: those runs are dear) and the stop time.
 type invWorld struct {
-	objs   *api.Objects
-	policy engine.Policy
-	until  time.Duration
+	objs     *api.Objects
+	policy   engine.Policy
+	restarts []invRestart
+	compare  bool
+	until    time.Duration
+}
+
+// invRestart is when the controller restarts: at a time, or delay after the instant of
+// the run's afterNotice-th preemption notice (not at all when fewer are given).
+type invRestart struct {
+	at          time.Duration
+	afterNotice int
+	delay       time.Duration
+}
+
+func (r invRestart) String() string {
+	if r.afterNotice > 0 {
+		return fmt.Sprintf("%s after notice #%d", r.delay, r.afterNotice)
+	}
+	return "at " + r.at.String()
 }
 
 // invShape is the fixed part of a ClusterQueue's quota: its whole-GPU flavors in order,
@@ -68,27 +91,62 @@ type invBuilder struct {
 	mig    []string // MIG-capable nodes (MIG pool, initial and added)
 	shapes []invShape
 	events int
+	// contended worlds preempt: preemption is on with a notice of 1-5 minutes and every
+	// ClusterQueue preempts lower priorities within itself and reclaims in its cohort.
+	contended bool
 }
 
-// drawInvariantWorld draws a whole world.
+// drawInvariantWorld draws a whole world, one in three contended.
 func drawInvariantWorld(rt *rapid.T) invWorld {
-	b := &invBuilder{}
+	b := &invBuilder{contended: rapid.IntRange(0, 2).Draw(rt, "contended") == 0}
 	b.drawPools(rt)
 	b.drawQueues(rt)
 	b.drawJobs(rt)
 	b.drawEvents(rt)
-	return invWorld{objs: &b.o, policy: drawInvPolicy(rt), until: invHorizon}
+	w := invWorld{objs: &b.o, policy: b.drawPolicy(rt), restarts: b.drawRestarts(rt), until: invHorizon}
+	w.compare = len(w.restarts) > 0 && rapid.IntRange(0, 2).Draw(rt, "compareRestarts") == 0
+	return w
 }
 
-// drawInvPolicy draws the engine policy: preemption and reservations on or off, a
-// grace period, attempt caps and reservation depths, parking or retrying all.
-func drawInvPolicy(rt *rapid.T) engine.Policy {
+// drawRestarts draws 0-4 controller restarts (at least one in two worlds of three), at
+// whole minutes from the first on (a restart at a minute where events happen follows
+// them and their cycles), each of one kind:
+//   - one in four at a random minute;
+//   - one in four 0-5 minutes after a job's arrival, when what it caused is fresh;
+//   - one in two 0-1 minutes after the instant of the run's first to fourth preemption
+//     notice, while victims leave and their preemptors wait (preemptions are rare:
+//     random times seldom meet one).
+func (b *invBuilder) drawRestarts(rt *rapid.T) []invRestart {
+	n := rapid.SampledFrom([]int{0, 0, 1, 1, 2, 4}).Draw(rt, "restarts")
+	out := make([]invRestart, 0, n)
+	for i := 0; i < n; i++ {
+		switch rapid.IntRange(0, 3).Draw(rt, "restartKind") {
+		case 0:
+			out = append(out, invRestart{at: time.Duration(rapid.IntRange(1, invRestartSpan).Draw(rt, "restartMin")) * time.Minute})
+		case 1:
+			w := b.o.Workloads[rapid.IntRange(0, len(b.o.Workloads)-1).Draw(rt, "restartJob")]
+			delay := time.Duration(rapid.IntRange(0, 5).Draw(rt, "restartDelayMin")) * time.Minute
+			out = append(out, invRestart{at: max(time.Minute, w.Timing.SubmitAt+delay)})
+		default:
+			out = append(out, invRestart{afterNotice: rapid.SampledFrom([]int{1, 1, 2, 3, 4}).Draw(rt, "restartNotice"),
+				delay: time.Duration(rapid.SampledFrom([]int{0, 0, 1}).Draw(rt, "restartNoticeDelayMin")) * time.Minute})
+		}
+	}
+	return out
+}
+
+// drawPolicy draws the engine policy: preemption and reservations on or off, a grace
+// period, attempt caps and reservation depths, parking or retrying all.
+func (b *invBuilder) drawPolicy(rt *rapid.T) engine.Policy {
 	cfg := engine.Config{
-		Preemption:       rapid.Bool().Draw(rt, "preemption"),
+		Preemption:       b.contended || rapid.Bool().Draw(rt, "preemption"),
 		Reservations:     rapid.Bool().Draw(rt, "reservations"),
 		Grace:            time.Duration(rapid.IntRange(0, 5).Draw(rt, "graceMin")) * time.Minute,
 		MaxAttempts:      rapid.SampledFrom([]int{0, 0, 0, 0, 2, 5}).Draw(rt, "maxAttempts"),
 		ReservationDepth: rapid.SampledFrom([]int{0, 1, 3}).Draw(rt, "reservationDepth"),
+	}
+	if b.contended {
+		cfg.Grace = max(cfg.Grace, time.Minute)
 	}
 	return engine.Policy{Config: cfg, Seed: rapid.Int64().Draw(rt, "seed"), RetryAll: rapid.IntRange(0, 19).Draw(rt, "retryAll") == 0}
 }
@@ -138,6 +196,9 @@ func (b *invBuilder) drawPools(rt *rapid.T) {
 func (b *invBuilder) drawQueues(rt *rapid.T) {
 	within := []api.PreemptionPolicy{api.PreemptNever, api.PreemptLowerPriority, api.PreemptLowerOrNewerEqualPriority}
 	reclaim := []api.PreemptionPolicy{api.PreemptNever, api.PreemptLowerPriority, api.PreemptAny}
+	if b.contended {
+		within, reclaim = within[1:], reclaim[1:]
+	}
 	fungible := []api.FungibilityPolicy{api.MayStopSearch, api.TryNextFlavor}
 	n := rapid.IntRange(2, 4).Draw(rt, "clusterQueues")
 	for i := 0; i < n; i++ {
@@ -153,12 +214,24 @@ func (b *invBuilder) drawQueues(rt *rapid.T) {
 			},
 			FlavorFungibility: api.FlavorFungibility{WhenCanBorrow: rapid.SampledFrom(fungible).Draw(rt, "whenCanBorrow"),
 				WhenCanPreempt: rapid.SampledFrom(fungible).Draw(rt, "whenCanPreempt")},
-			FairSharing: api.FairSharing{WeightMilli: 1000},
+			FairSharing:      api.FairSharing{WeightMilli: 1000},
+			DisruptionBudget: drawBudget(rt),
 		}
 		b.o.ClusterQueues = append(b.o.ClusterQueues, cq)
 		b.o.LocalQueues = append(b.o.LocalQueues, api.LocalQueue{Meta: api.Meta{Name: fmt.Sprintf("lq%d", i), Namespace: "ns"}, ClusterQueue: cq.Name})
 		b.shapes = append(b.shapes, sh)
 	}
+}
+
+// drawBudget draws a disruption budget for one ClusterQueue in four: 1-16 GPUs
+// preempted per window of 30 minutes or 2 hours, or ever (no window). Budgets make the
+// preemption history count, and a restart restore it.
+func drawBudget(rt *rapid.T) api.DisruptionBudget {
+	if rapid.IntRange(0, 3).Draw(rt, "hasBudget") > 0 {
+		return api.DisruptionBudget{}
+	}
+	return api.DisruptionBudget{MaxGPUs: int64(rapid.IntRange(1, 16).Draw(rt, "budgetGPUs")),
+		Window: time.Duration(rapid.SampledFrom([]int{0, 30, 120}).Draw(rt, "budgetWindowMin")) * time.Minute}
 }
 
 func drawBorrowWithinCohort(rt *rapid.T) api.BorrowWithinCohort {
