@@ -18,6 +18,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.timedWakes(w)
 	s.backoffsOver(w.Now)
 	s.chains = nil
+	s.wakeStrictQueues()
 	if s.freed {
 		s.wakeForCapacity(w)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sort"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -155,7 +156,11 @@ func (s *Scheduler) capacityFreed(cq string) {
 // parked workloads of its cohort tree that may preempt it (by their queues' policies
 // and priorities). One pass over the workloads for all victims.
 func (s *Scheduler) admittedWakes(victims ...*entry) {
-	if !s.eng.cfg.Preemption || len(victims) == 0 {
+	if len(victims) == 0 {
+		return
+	}
+	s.wakeFlavorChoices(victims)
+	if !s.eng.cfg.Preemption {
 		return
 	}
 	byRoot := map[string]map[string][]*entry{} // root -> ClusterQueue -> new victims
@@ -182,6 +187,28 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 			return s.mayPreempt(e, byCQ[e.res.ClusterQueue], total)
 		})
 	}
+}
+
+// wakeFlavorChoices wakes the node-parked workloads of the newcomers' cohort trees whose
+// ClusterQueue chooses among several flavors: admission picks flavors by usage, so an
+// admission may move a refused gang to flavors whose nodes can hold it.
+func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
+	roots := map[string]bool{}
+	for _, v := range newcomers {
+		roots[v.root] = true
+	}
+	for _, root := range sortedRoots(roots) {
+		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool { return e.park == ParkedNodes && e.flavorChoice })
+	}
+}
+
+func sortedRoots(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for r := range m {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // wakeNodePreemptors wakes the node-parked workloads that may preempt on the nodes
@@ -239,6 +266,25 @@ func (s *Scheduler) arrived(e *entry) {
 		return
 	}
 	s.wakeQueue(e.res.ClusterQueue)
+}
+
+// wakeStrictQueues wakes the parked workloads of every StrictFIFO ClusterQueue with an
+// active one: its head may be among the parked, and a follower must never be tried
+// without it (an attempt cap leaves followers active and untried while the head parks).
+func (s *Scheduler) wakeStrictQueues() {
+	var cqs []string
+	seen := map[string]bool{}
+	for _, e := range s.active {
+		cq := e.res.ClusterQueue
+		if e.strategy == api.StrictFIFO && !seen[cq] && len(s.parked.byCQ[cq]) > 0 {
+			seen[cq] = true
+			cqs = append(cqs, cq)
+		}
+	}
+	sort.Strings(cqs)
+	for _, cq := range cqs {
+		s.wakeQueue(cq)
+	}
 }
 
 // timedWakes handles what only time changes, with preemption on: a running workload

@@ -104,13 +104,16 @@ type entry struct {
 	class    string // ClassKey of its ClusterQueue, shape and priority, computed once
 	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
 	// every parked workload).
-	policy   api.Preemption
-	res      admission.Resolution
-	root     string // its ClusterQueue's cohort root (rootOf)
-	strategy api.QueueingStrategy
-	phase    phase
-	queuedAt time.Time
-	runtime  time.Duration // expected run time; 0 = unknown
+	policy api.Preemption
+	// flavorChoice: its ClusterQueue has a resource group of several flavors, so the
+	// flavors admission assigns it move with usage (requeue.go wakeFlavorChoices).
+	flavorChoice bool
+	res          admission.Resolution
+	root         string // its ClusterQueue's cohort root (rootOf)
+	strategy     api.QueueingStrategy
+	phase        phase
+	queuedAt     time.Time
+	runtime      time.Duration // expected run time; 0 = unknown
 	// startedAt is when the current run started (minimum-runtime protection).
 	startedAt time.Time
 	// notBefore is when its requeue backoff ends (ParkedBackoff).
@@ -153,12 +156,21 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	e.root = s.rootOf(e.res.ClusterQueue)
 	e.class = ClassKey(e.res.ClusterQueue, e.shape, w.Priority)
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
-		e.strategy, e.policy = cq.QueueingStrategy, cq.Preemption
+		e.strategy, e.policy, e.flavorChoice = cq.QueueingStrategy, cq.Preemption, severalFlavors(*cq)
 	}
 	s.wls[id] = e
 	s.setPhase(e, phasePending)
 	s.arrived(e)
 	return nil
+}
+
+func severalFlavors(cq api.ClusterQueue) bool {
+	for _, g := range cq.ResourceGroups {
+		if len(g.Flavors) > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // Resolution is where the workload's queue leads (its ClusterQueue, or why none).
