@@ -55,15 +55,7 @@ func TestUnhealthyDeviceRequeuesGang(t *testing.T) {
 	f.create(k8s.MakeJob("", "train").Queue("lq").Pods(1).GPUs("4").Obj())
 	first := f.waitBound("train", 1)[0].Spec.NodeName
 
-	var node corev1.Node
-	if err := f.c.Get(f.ctx, client.ObjectKey{Name: first}, &node); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(node.DeepCopy())
-	node.Annotations = map[string]string{AnnotationUnhealthyDevices: "GPU-2"}
-	if err := f.c.Patch(f.ctx, &node, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.markUnhealthy(first, "GPU-2")
 	// The eviction and the readmission may come in one pass: look for their traces.
 	f.eventually(20*time.Second, "gang evicted for the unhealthy GPU", func() (bool, string) {
 		return f.hasEvent(WorkloadNameForJob("train"), ReasonEvicted, "GPU-2 is unhealthy"), "no eviction event"
@@ -155,15 +147,7 @@ func TestUnhealthyDeviceBacksOff(t *testing.T) {
 	f.create(k8s.MakeJob("", "train").Queue("lq").Pods(1).GPUs("4").Obj())
 	first := f.waitBound("train", 1)[0].Spec.NodeName
 
-	var node corev1.Node
-	if err := f.c.Get(f.ctx, client.ObjectKey{Name: first}, &node); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(node.DeepCopy())
-	node.Annotations = map[string]string{AnnotationUnhealthyDevices: "GPU-1"}
-	if err := f.c.Patch(f.ctx, &node, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.markUnhealthy(first, "GPU-1")
 	var requeueAt time.Time
 	f.eventually(20*time.Second, "evicted with a requeueAt", func() (bool, string) {
 		wl := f.workload(WorkloadNameForJob("train"))
@@ -186,4 +170,18 @@ func TestUnhealthyDeviceBacksOff(t *testing.T) {
 		t.Errorf("readmitted at %v, before requeueAt %s", admitted, requeueAt)
 	}
 	f.assertNoDeviceSharedTwice()
+}
+
+// markUnhealthy annotates node as the node agent does when device goes unhealthy.
+func (f *fixture) markUnhealthy(name, device string) {
+	f.t.Helper()
+	var node corev1.Node
+	if err := f.c.Get(f.ctx, client.ObjectKey{Name: name}, &node); err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(node.DeepCopy())
+	node.Annotations = map[string]string{AnnotationUnhealthyDevices: device}
+	if err := f.c.Patch(f.ctx, &node, patch); err != nil {
+		f.t.Fatal(err)
+	}
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -197,18 +199,9 @@ func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
 	for _, v := range newcomers {
 		roots[v.root] = true
 	}
-	for _, root := range sortedRoots(roots) {
+	for _, root := range slices.Sorted(maps.Keys(roots)) {
 		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool { return e.park == ParkedNodes && e.flavorChoice })
 	}
-}
-
-func sortedRoots(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for r := range m {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // wakeNodePreemptors wakes the node-parked workloads that may preempt on the nodes

@@ -1,13 +1,11 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
-	"github.com/gantry-sched/gantry/pkg/engine"
 	"pgregory.net/rapid"
 )
 
@@ -41,13 +39,6 @@ func drawQuotaBoundWorld(rt *rapid.T) *api.Objects {
 // to every cycle (event logs equal once "rejected" records are left out).
 func TestFollowingClassesKeepsDecisionsProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		objs := drawQuotaBoundWorld(rt)
-		cfg := engine.Config{Preemption: rapid.Bool().Draw(rt, "preempt"), Reservations: rapid.Bool().Draw(rt, "reserve"), Grace: time.Minute}
-		_, parked := simulateWith(t, objs, cfg, false)
-		_, polled := simulateWith(t, objs, cfg, true)
-		parked, polled = withoutRejections(parked), withoutRejections(polled)
-		if !bytes.Equal(parked, polled) {
-			rt.Fatalf("event logs differ:\nparked:\n%s\npolled:\n%s", parked, polled)
-		}
+		parkingKeepsDecisions(t, rt, drawQuotaBoundWorld(rt))
 	})
 }

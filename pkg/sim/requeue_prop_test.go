@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"pgregory.net/rapid"
 )
@@ -20,15 +21,20 @@ import (
 // preemption on they terminate (TestPreemptionTerminatesProperty).
 func TestParkingKeepsDecisionsProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		objs := drawPreemptionWorld(rt)
-		cfg := engine.Config{Preemption: rapid.Bool().Draw(rt, "preempt"), Reservations: rapid.Bool().Draw(rt, "reserve"), Grace: time.Minute}
-		_, parked := simulateWith(t, objs, cfg, false)
-		_, polled := simulateWith(t, objs, cfg, true)
-		parked, polled = withoutRejections(parked), withoutRejections(polled)
-		if !bytes.Equal(parked, polled) {
-			rt.Fatalf("event logs differ:\nparked:\n%s\npolled:\n%s", parked, polled)
-		}
+		parkingKeepsDecisions(t, rt, drawPreemptionWorld(rt))
 	})
+}
+
+// parkingKeepsDecisions runs objs under a drawn engine policy with parking and with
+// every pending workload in every cycle, and fails when the decisions differ.
+func parkingKeepsDecisions(t *testing.T, rt *rapid.T, objs *api.Objects) {
+	cfg := engine.Config{Preemption: rapid.Bool().Draw(rt, "preempt"), Reservations: rapid.Bool().Draw(rt, "reserve"), Grace: time.Minute}
+	_, parked := simulateWith(t, objs, cfg, false)
+	_, polled := simulateWith(t, objs, cfg, true)
+	parked, polled = withoutRejections(parked), withoutRejections(polled)
+	if !bytes.Equal(parked, polled) {
+		rt.Fatalf("event logs differ:\nparked:\n%s\npolled:\n%s", parked, polled)
+	}
 }
 
 // withoutRejections drops the "rejected" lines of a JSON-lines event log.
