@@ -32,15 +32,35 @@ func (s *Simulator) runCycle() error {
 }
 
 // runningViews are the running workloads as placement's preemption and reservations see
-// them now (noticed ones are leaving: the scheduler knows them as in flight).
+// them now (noticed ones are leaving: the scheduler knows them as in flight). They are
+// kept between cycles while no workload starts or stops running (runningGen); only the
+// checkpoint times of checkpointing workloads move with the clock.
 func (s *Simulator) runningViews() []placement.Running {
-	var out []placement.Running
+	if s.views.gen == s.runningGen && s.views.built {
+		for i, st := range s.views.of {
+			if st.w.Timing.CheckpointEvery > 0 {
+				s.views.list[i] = s.runningView(st)
+			}
+		}
+		return s.views.list
+	}
+	s.views.list, s.views.of = s.views.list[:0], s.views.of[:0]
 	for _, id := range s.live {
 		if st := s.wls[id]; st.phase == plan.Running {
-			out = append(out, s.runningView(st))
+			s.views.list = append(s.views.list, s.runningView(st))
+			s.views.of = append(s.views.of, st)
 		}
 	}
-	return out
+	s.views.gen, s.views.built = s.runningGen, true
+	return s.views.list
+}
+
+// runningCache is what runningViews keeps between cycles.
+type runningCache struct {
+	list  []placement.Running
+	of    []*wlState
+	gen   uint64
+	built bool
 }
 
 // runningView is a running workload as placement's preemption and reservations see it.

@@ -57,6 +57,9 @@ func (s *Simulator) setPhase(st *wlState, to plan.Phase) error {
 	if err != nil {
 		return fmt.Errorf("simulate at %s: %w", s.now, err)
 	}
+	if st.phase == plan.Running || next == plan.Running {
+		s.runningGen++ // the running views change (runningViews)
+	}
 	st.phase = next
 	s.touchWorkload(st)
 	return nil
