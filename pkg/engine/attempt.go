@@ -173,7 +173,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 	if c.e.cfg.Reservations && len(c.out.Reservations) < c.e.cfg.reservationDepth() {
 		c.personal = true // where a reservation goes depends on the workload's runtime
 		call := c.call(p.Workload, a)
-		call.Running = append(append([]placement.Running(nil), c.in.Running...), c.started...)
+		call.Running = c.runningByEnd()
 		call.Held, call.Previous = c.held, c.previous(id)
 		call.NeedGPUMilli, call.FreeGPUMilli = gpuNeed(p.Workload), c.freeGPU
 		if r, ok := c.e.placer.Reserve(call); ok {

@@ -56,6 +56,10 @@ type cycle struct {
 	// started are the workloads admitted this cycle as running gangs (their pods are on
 	// the overlay), so reservation walks can see when they end.
 	started []placement.Running
+	// byEnd are running and started in walk order, byEndStarted how many of started it
+	// holds (reserve.go runningByEnd).
+	byEnd        []placement.Running
+	byEndStarted int
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord
 	pos     map[string]int
