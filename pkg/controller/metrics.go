@@ -102,7 +102,7 @@ func (m *Metrics) observeCycle(cs *cycleState, d decisions, took time.Duration) 
 		if _, ok := d.Reservation(id); ok {
 			m.pending.WithLabelValues(p.ClusterQueue, "Reserved").Inc()
 		} else if r, ok := d.LastRejection(id); ok {
-			m.pending.WithLabelValues(r.ClusterQueue, r.Reason).Inc()
+			m.pending.WithLabelValues(r.ClusterQueue, string(r.Reason)).Inc()
 		}
 	}
 	if cs.quota != nil {

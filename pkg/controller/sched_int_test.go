@@ -8,8 +8,8 @@ import (
 
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
-	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/manifest"
+	"github.com/gantry-sched/gantry/pkg/plan"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +39,7 @@ func TestNeverPreemptsWithinClusterQueue(t *testing.T) {
 		if wl == nil {
 			return false, "no workload yet"
 		}
-		return wl.Status.Reason == engine.ReasonQuotaFitsClusterDoesNot, string(wl.Status.State) + " " + wl.Status.Reason + ": " + wl.Status.Message
+		return wl.Status.Reason == string(plan.ReasonQuotaFitsClusterDoesNot), string(wl.Status.State) + " " + wl.Status.Reason + ": " + wl.Status.Message
 	})
 	low := f.workload(WorkloadNameForJob("low"))
 	if low.Annotations[AnnotationPreemptionNotice] != "" || low.Status.Admission == nil {

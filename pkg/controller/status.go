@@ -61,11 +61,11 @@ func admittedStatus(old v1alpha1.WorkloadStatus, a plan.Admission, bs []plan.Bin
 func pendingStatus(old v1alpha1.WorkloadStatus, r plan.Rejection, now time.Time) v1alpha1.WorkloadStatus {
 	st := *old.DeepCopy()
 	msg := rejectionMessage(r)
-	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, r.Reason, msg, now)
+	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, string(r.Reason), msg, now)
 	if st.State != v1alpha1.StateEvicted {
 		st.State = v1alpha1.StatePending
 	}
-	st.Reason, st.Message = r.Reason, msg
+	st.Reason, st.Message = string(r.Reason), msg
 	if r.Position > 0 {
 		st.Position = ptr.To(int32(r.Position - 1))
 	}
@@ -137,8 +137,8 @@ func sameStatus(a, b v1alpha1.WorkloadStatus) bool {
 
 func rejectionMessage(r plan.Rejection) string {
 	msg := fmt.Sprintf("%s (%s layer)", r.Reason, r.Layer)
-	if len(r.Details) > 0 {
-		msg += ": " + strings.Join(r.Details, "; ")
+	if why := r.Explain(); len(why) > 0 {
+		msg += ": " + strings.Join(why, "; ")
 	}
 	const max = 1024 // keep objects small; the full explanation is `gantry explain`'s job
 	if len(msg) > max {

@@ -164,7 +164,7 @@ func (p *placementLayer) Place(c PlaceCall) PlaceResult {
 	opts.Quiet = c.Quiet
 	pl, diag := placement.PlaceWorkload(c.Overlay, c.Workload, fc, opts)
 	if diag != nil {
-		return PlaceResult{Reason: string(diag.Code()), Details: []string{diag.String()}}
+		return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.PlacementReason(diag.Code()), Diagnosis: diag}}
 	}
 	return PlaceResult{OK: true, Bindings: bindingsOf(c.Overlay, c.Workload, &pl)}
 }

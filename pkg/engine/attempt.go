@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"fmt"
-	"strings"
-	"time"
-
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -19,7 +15,7 @@ import (
 func (c *cycle) attempt(p Pending) bool {
 	key, cacheable := c.outcomeKeyOf(p)
 	if o, ok := c.outcomes[key]; cacheable && ok {
-		c.reject(p, o.r.Layer, o.r.Reason, o.r.Details...)
+		c.reject(p, o.r.Layer, o.r.Reason, o.r.Evidence)
 		c.noFit = o.noFit
 		return false
 	}
@@ -35,15 +31,15 @@ func (c *cycle) attempt(p Pending) bool {
 // decide is one workload's way through admission and placement.
 func (c *cycle) decide(p Pending) bool {
 	if p.ClusterQueue == "" {
-		c.reject(p, plan.LayerAdmission, string(admission.QueueMissing),
-			fmt.Sprintf("LocalQueue %q in namespace %q does not resolve to a ClusterQueue", p.Workload.Queue, p.Workload.Namespace))
+		c.reject(p, plan.LayerAdmission, plan.ReasonQueueMissing,
+			&plan.Evidence{Unresolved: &plan.LocalQueueRef{Namespace: p.Workload.Namespace, Name: p.Workload.Queue}})
 		return false
 	}
 	a := c.assign(p, nil)
 	switch a.Mode {
 	case admission.NoFit:
 		c.noFit = true
-		c.reject(p, plan.LayerAdmission, codeOr(a.Code, admission.WaitingForQuota), quotaDetails(a)...)
+		c.reject(p, plan.LayerAdmission, quotaReason(a.Code), quotaEvidence(a))
 		return false
 	case admission.Preempt:
 		c.preemptForQuota(p, a)
@@ -57,24 +53,23 @@ func (c *cycle) decide(p Pending) bool {
 	if ok {
 		return true
 	}
-	res.Details = append(res.Details, tried...)
-	c.cannotPlace(p, a, res)
+	c.cannotPlace(p, a, res.Failure, tried)
 	return false
 }
 
 // fallback retries a workload whose gang did not fit the nodes of its assigned flavors
 // with those flavors excluded, so the ClusterQueue's next flavor is tried (e.g. spot is
-// gone: fall back to on-demand). It returns one line per other flavor tried.
-func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool) {
+// gone: fall back to on-demand). It returns what each other flavor tried gave.
+func (c *cycle) fallback(p Pending, first admission.Assignment) ([]plan.Fallback, bool) {
 	excluded := assignedFlavors(first, c.in.Flavors)
-	var tried []string
+	var tried []plan.Fallback
 	for i := 0; i < maxFallbacks && len(excluded) > 0; i++ {
 		// Admission rules out exactly these flavors (not others sharing a node label)
 		// and picks the next by its own flavor order and fungibility; placement then
 		// follows the new assignment's flavors.
 		a := c.assign(p, excludedSet(excluded))
 		if !a.Fits() {
-			tried = append(tried, fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", flavorNames(excluded), a.Mode, codeOr(a.Code, admission.ReasonNone), a.Message))
+			tried = append(tried, plan.Fallback{Without: excluded, Quota: keep(a)})
 			return tried, false
 		}
 		res, ok := c.tryPlace(p, a)
@@ -82,7 +77,7 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]string, bool)
 			return tried, true
 		}
 		more := assignedFlavors(a, c.in.Flavors)
-		tried = append(tried, "fallback to flavor "+flavorNames(more)+": "+res.Reason+": "+strings.Join(res.Details, "; "))
+		tried = append(tried, plan.Fallback{Without: excluded, Flavors: more, Place: res.Failure})
 		if len(more) == 0 {
 			return tried, false
 		}
@@ -114,22 +109,22 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 	res := c.e.placer.Place(call)
 	if !res.OK {
 		if call.Quiet {
-			res.Details = []string{fmt.Sprintf("the gang does not fit around the GPUs %d reservation(s) ahead of it hold", len(holds))}
+			res.Failure = &plan.PlaceFailure{Code: res.Failure.Code, Holds: len(holds)}
 		}
 		c.ov.Undo(mark)
 		c.recordFailure(key, holds, res)
 		return res, false
 	}
 	c.release(held)
-	if why, ok := c.allowedSince(p, mark); !ok {
+	if blocked := c.allowedSince(p, mark); blocked != nil {
 		c.personal = true // backfill: whether it ends before a reservation is its own
 		c.ov.Undo(mark)
-		return PlaceResult{Reason: ReasonBlockedByReservation, Details: []string{why}}, false
+		return PlaceResult{Failure: blocked}, false
 	}
 	c.quotaVersion++ // any admission may change every later quota answer
 	if err := c.in.Quota.Admit(p.Workload, a); err != nil {
 		c.ov.Undo(mark)
-		return PlaceResult{Reason: ReasonAdmitFailed, Details: []string{err.Error()}}, false
+		return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonAdmitFailed, Message: err.Error()}}, false
 	}
 	c.admit(a, res.Bindings)
 	c.takeGPU(res.Bindings)
@@ -149,25 +144,25 @@ func (c *cycle) startedView(p Pending, bs []plan.Binding) placement.Running {
 	return r
 }
 
-// cannotPlace handles a workload that fits quota but not the nodes: placement
-// preemption notices, or a reservation, or a rejection that says so.
-func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) {
+// cannotPlace handles a workload that fits quota but not the nodes (why, then the other
+// flavors tried): placement preemption notices, or a reservation, or a rejection that
+// says so.
+func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFailure, tried []plan.Fallback) {
 	id := p.Workload.ID()
-	if res.Reason == ReasonBlockedByReservation || res.Reason == ReasonAdmitFailed {
+	if why.Code == plan.ReasonBlockedByReservation || why.Code == plan.ReasonAdmitFailed {
 		layer := plan.LayerPlacement
-		if res.Reason == ReasonAdmitFailed {
+		if why.Code == plan.ReasonAdmitFailed {
 			layer = plan.LayerAdmission
 		}
-		c.reject(p, layer, res.Reason, res.Details...)
+		c.reject(p, layer, why.Code, &plan.Evidence{Place: why, Fallbacks: tried})
 		return
 	}
-	placeWhy := append([]string{"placement: " + res.Reason}, res.Details...)
 	if c.waitingForVictims(id) {
 		c.personal = true
-		c.reject(p, plan.LayerPlacement, ReasonWaitingForPreemption, placeWhy...)
+		c.reject(p, plan.LayerPlacement, plan.ReasonWaitingForPreemption, &plan.Evidence{Place: why, Fallbacks: tried})
 		return
 	}
-	if c.e.cfg.Preemption && c.preemptForNodes(p, a, placeWhy) {
+	if c.e.cfg.Preemption && c.preemptForNodes(p, a, why, tried) {
 		return
 	}
 	if c.e.cfg.Reservations && len(c.out.Reservations) < c.e.cfg.reservationDepth() {
@@ -177,16 +172,16 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult) 
 		call.Held, call.Previous = c.held, c.previous(id)
 		call.NeedGPUMilli, call.FreeGPUMilli = gpuNeed(p.Workload), c.freeGPU
 		if r, ok := c.e.placer.Reserve(call); ok {
-			c.reserve(r, id, a.ClusterQueue, res.Reason)
+			c.reserve(r, id, a.ClusterQueue, why.Code)
 			return
 		}
 	}
-	c.reject(p, plan.LayerPlacement, ReasonQuotaFitsClusterDoesNot, placeWhy...)
+	c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Place: why, Fallbacks: tried})
 }
 
 // preemptForNodes asks placement for running gangs to remove; on success it gives the
 // notices and records the preemptor as waiting.
-func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []string) bool {
+func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, why *plan.PlaceFailure, tried []plan.Fallback) bool {
 	id := p.Workload.ID()
 	if np, ok := c.e.placer.(nodePreempter); ok && !np.Preempts(a.ClusterQueue) {
 		return false
@@ -206,8 +201,7 @@ func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, placeWhy []st
 	victims := sortedIDs(pr.Victims)
 	c.notice(victims, id, plan.LayerPlacement, "preempted to make room on nodes for "+string(id), pr.Notices)
 	c.recordPreemptions(victims, pr.Records)
-	c.reject(p, plan.LayerPlacement, ReasonWaitingForPreemption,
-		append([]string{"victims: " + joinIDs(victims)}, placeWhy...)...)
+	c.reject(p, plan.LayerPlacement, plan.ReasonWaitingForPreemption, &plan.Evidence{Victims: victims, Place: why, Fallbacks: tried})
 	return true
 }
 
@@ -217,43 +211,49 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 	c.personal = true
 	id := p.Workload.ID()
 	if !c.e.cfg.Preemption {
-		c.reject(p, plan.LayerAdmission, string(admission.WaitingForQuota), quotaDetails(a)...)
+		c.reject(p, plan.LayerAdmission, plan.ReasonWaitingForQuota, quotaEvidence(a))
 		return
 	}
 	if c.waitingForVictims(id) {
-		c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, quotaDetails(a)...)
+		c.reject(p, plan.LayerAdmission, plan.ReasonWaitingForPreemption, quotaEvidence(a))
 		return
 	}
 	vr := c.in.Quota.Victims(p.Workload, a)
 	if len(vr.Victims) == 0 {
-		c.reject(p, plan.LayerAdmission, codeOr(vr.Code, admission.WaitingForQuota), append(quotaDetails(a), vr.Message)...)
+		ev := quotaEvidence(a)
+		ev.Search = &admission.PreemptionResult{Code: vr.Code, Message: vr.Message}
+		c.reject(p, plan.LayerAdmission, quotaReason(vr.Code), ev)
 		return
 	}
 	ids := make([]api.WorkloadID, 0, len(vr.Victims))
 	for _, v := range vr.Victims {
-		if c.in.PreemptedBy[id] == v.Workload {
-			c.reject(p, plan.LayerAdmission, ReasonPreemptionCycle, "victim "+string(v.Workload)+" preempted this workload before")
-			return
+		var why plan.VictimState
+		switch {
+		case c.in.PreemptedBy[id] == v.Workload:
+			why = plan.VictimPreemptedThis
+		case c.preemptedBefore(id, v.Workload):
+			why = plan.VictimPreemptedBefore
+		case c.unavailable(v.Workload, id) || c.admittedNow(v.Workload):
+			why = plan.VictimLeaving
+		default:
+			ids = append(ids, v.Workload)
+			continue
 		}
-		if c.preemptedBefore(id, v.Workload) {
-			c.reject(p, plan.LayerAdmission, ReasonPreemptionCycle, "victim "+string(v.Workload)+" was preempted by this workload before and started again")
-			return
+		reason := plan.ReasonPreemptionWouldCycle
+		if why == plan.VictimLeaving {
+			reason = plan.ReasonWaitingForPreemption
 		}
-		if c.unavailable(v.Workload, id) || c.admittedNow(v.Workload) {
-			c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, "victim "+string(v.Workload)+" is already leaving")
-			return
-		}
-		ids = append(ids, v.Workload)
+		c.reject(p, plan.LayerAdmission, reason, &plan.Evidence{Victim: &plan.UnusableVictim{Workload: v.Workload, Why: why}})
+		return
 	}
 	ids = sortedIDs(ids)
 	if res, ok := c.fitsWithout(p, a, ids); !ok {
-		c.reject(p, plan.LayerPlacement, ReasonQuotaFitsClusterDoesNot,
-			append([]string{"quota fits after preempting " + joinIDs(ids) + ", the nodes do not: " + res.Reason}, res.Details...)...)
+		c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Without: ids, Place: res.Failure})
 		return
 	}
 	c.notice(ids, id, plan.LayerAdmission, "preempted to free quota for "+string(id), nil)
 	c.recordPreemptions(ids, nil)
-	c.reject(p, plan.LayerAdmission, ReasonWaitingForPreemption, "victims: "+joinIDs(ids))
+	c.reject(p, plan.LayerAdmission, plan.ReasonWaitingForPreemption, &plan.Evidence{Victims: ids})
 }
 
 // fitsWithout checks, without leaving a trace, whether the gang could be placed once the
@@ -263,7 +263,7 @@ func (c *cycle) fitsWithout(p Pending, a admission.Assignment, gone []api.Worklo
 	defer c.ov.Undo(mark)
 	for _, ref := range c.podsOf(gone) {
 		if err := c.ov.Forget(ref); err != nil {
-			return PlaceResult{Reason: string(placement.VictimNotBound), Details: []string{err.Error()}}, false
+			return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonVictimNotBound, Message: err.Error()}}, false
 		}
 	}
 	res := c.e.placer.Place(c.call(p.Workload, a))
@@ -323,48 +323,23 @@ func podSetAssignments(a admission.Assignment) []plan.PodSetAssignment {
 	return out
 }
 
-// quotaDetails flattens admission's explanation: the message, then every flavor tried.
-func quotaDetails(a admission.Assignment) []string {
-	var out []string
-	if a.Message != "" {
-		out = append(out, a.Message)
-	}
-	for _, ps := range a.PodSets {
-		for _, t := range ps.Tried {
-			line := fmt.Sprintf("pod set %s, flavor %s: %s", ps.Name, t.Flavor, t.Mode)
-			if t.Code != admission.ReasonNone {
-				line += " (" + string(t.Code) + ")"
-			}
-			if len(t.Reasons) > 0 {
-				line += ": " + strings.Join(t.Reasons, "; ")
-			}
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-func codeOr(c, def admission.ReasonCode) string {
+// quotaReason is admission's code as a rejection reason: WaitingForQuota where
+// admission gives none.
+func quotaReason(c admission.ReasonCode) plan.Reason {
 	if c == admission.ReasonNone {
-		return string(def)
+		return plan.ReasonWaitingForQuota
 	}
-	return string(c)
+	return plan.AdmissionReason(c)
 }
 
-func joinIDs(ids []api.WorkloadID) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = string(id)
-	}
-	return strings.Join(s, ",")
+// quotaEvidence is admission's assignment as a rejection's evidence.
+func quotaEvidence(a admission.Assignment) *plan.Evidence {
+	return &plan.Evidence{Quota: keep(a)}
 }
 
-func runtimeText(d time.Duration) string {
-	if d > 0 {
-		return d.String()
-	}
-	return "unknown"
-}
+// keep copies an assignment for evidence; a copy, so that only the paths that keep one
+// allocate it.
+func keep(a admission.Assignment) *admission.Assignment { return &a }
 
 // call builds the placement question for w under a on this cycle's overlay.
 func (c *cycle) call(w *api.Workload, a admission.Assignment) PlaceCall {

@@ -105,7 +105,7 @@ func TestBackfillOntoNonReservedGPUs(t *testing.T) {
 	}{
 		{id: "ns/big", want: "reserved"},
 		{id: "ns/long1", want: "admitted", devices: []string{"GPU-6", "GPU-7"}},
-		{id: "ns/long2", want: "placement:" + ReasonQuotaFitsClusterDoesNot},
+		{id: "ns/long2", want: "placement:" + string(plan.ReasonQuotaFitsClusterDoesNot)},
 		{id: "ns/short", want: "admitted", devices: []string{"GPU-4", "GPU-5"}},
 	}
 	for _, tc := range tests {

@@ -54,14 +54,6 @@ func (p RequeuePolicy) Wait(n int) time.Duration {
 	return d
 }
 
-// Reason codes of workloads held back after failures.
-const (
-	// ReasonBackoff: evicted by a failure, it waits out its requeue backoff.
-	ReasonBackoff = "BackoffAfterFailure"
-	// ReasonRequeueLimit: more failures than the requeue policy's limit.
-	ReasonRequeueLimit = "RequeuingLimitExceeded"
-)
-
 // BackOff holds back a pending workload evicted by its failures-th failure at
 // evictedAt, by the requeue policy: it is not tried before the backoff is over (or
 // at all past the limit). Drivers call it after Requeued (and after Submit when they
@@ -74,18 +66,17 @@ func (s *Scheduler) BackOff(id api.WorkloadID, evictedAt time.Time, failures int
 		return
 	}
 	r := plan.Rejection{Workload: id, ClusterQueue: e.res.ClusterQueue, Layer: plan.LayerAdmission}
+	b := &plan.Backoff{Failures: failures, EvictedAt: evictedAt}
 	if pol.BackoffLimit > 0 && failures > pol.BackoffLimit {
 		e.notBefore = time.Time{}
-		r.Reason = ReasonRequeueLimit
-		r.Details = []string{fmt.Sprintf("evicted by %d failures, more than the requeue limit %d; not tried again until the workload changes", failures, pol.BackoffLimit)}
+		r.Reason, b.Limit = plan.ReasonRequeuingLimitExceeded, pol.BackoffLimit
 		s.setPark(e, ParkedLimit)
 	} else {
 		e.notBefore = evictedAt.Add(pol.Wait(failures))
-		r.Reason = ReasonBackoff
-		r.Details = []string{fmt.Sprintf("evicted by failure %d at %s; retried from %s", failures,
-			evictedAt.UTC().Format(time.RFC3339), e.notBefore.UTC().Format(time.RFC3339))}
+		r.Reason, b.RetryAt = plan.ReasonBackoffAfterFailure, e.notBefore
 		s.setPark(e, ParkedBackoff)
 	}
+	r.Evidence = &plan.Evidence{Backoff: b}
 	e.last, e.hasLast, e.reserved = r, true, nil
 }
 

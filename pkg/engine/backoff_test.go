@@ -7,6 +7,7 @@ import (
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
 func TestRequeueBackoffWait(t *testing.T) {
@@ -55,8 +56,9 @@ func TestSchedulerBacksOffAfterFailures(t *testing.T) {
 	if next, ok := s.NextWake(); !ok || !next.Equal(evicted.Add(2*time.Minute)) {
 		t.Fatalf("next wake %s %v, want %s", next, ok, evicted.Add(2*time.Minute))
 	}
-	if r, ok := s.LastRejection(w.ID()); !ok || r.Reason != ReasonBackoff {
-		t.Errorf("last rejection %+v, want %s", r, ReasonBackoff)
+	if r, ok := s.LastRejection(w.ID()); !ok || r.Reason != plan.ReasonBackoffAfterFailure || r.Evidence == nil ||
+		r.Evidence.Backoff == nil || r.Evidence.Backoff.Failures != 2 || !r.Evidence.Backoff.RetryAt.Equal(evicted.Add(2*time.Minute)) {
+		t.Errorf("last rejection %+v, want %s after failure 2, retried from %s", r, plan.ReasonBackoffAfterFailure, evicted.Add(2*time.Minute))
 	}
 	if p := s.Cycle(World{Now: evicted.Add(time.Minute), Cluster: snap, Quota: quota}); len(p.Admissions) != 0 {
 		t.Fatalf("admitted during its backoff: %+v", p.Admissions)

@@ -1,40 +1,14 @@
 package engine
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
-)
-
-// Stable reason codes the engine itself gives (admission and placement codes pass through).
-const (
-	// ReasonQuotaFitsClusterDoesNot: quota admits the workload but no placement of the
-	// whole gang exists now (and no preemption or reservation helps).
-	ReasonQuotaFitsClusterDoesNot = "QuotaFitsClusterDoesNot"
-	// ReasonWaitingForPreemption: victims were noticed; the workload starts once they leave.
-	ReasonWaitingForPreemption = "WaitingForPreemption"
-	// ReasonBlockedByHead: StrictFIFO queue whose head could not be admitted.
-	ReasonBlockedByHead = "BlockedByHead"
-	// ReasonBlockedByReservation: it would use nodes reserved for an earlier workload
-	// and does not end before that reservation's ETA.
-	ReasonBlockedByReservation = "BlockedByReservation"
-	// ReasonNotTried: beyond Config.MaxAttempts this cycle.
-	ReasonNotTried = "NotTried"
-	// ReasonPreemptionCycle: the only victims are the workload's own preemptors.
-	ReasonPreemptionCycle = "PreemptionWouldCycle"
-	// ReasonHeldForPreemptor: the workload was preempted by one that still waits for
-	// its victims this cycle, so it does not take back the room it gave up.
-	ReasonHeldForPreemptor = "HeldForPreemptor"
-	// ReasonAdmitFailed: placement found room but reserving the quota failed (the
-	// quota state moved under the cycle); it is retried next cycle.
-	ReasonAdmitFailed = string(admission.AdmitFailed)
 )
 
 // cycle is the mutable state of one Cycle call.
@@ -114,14 +88,13 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		c.noFit = false
 		switch {
 		case e.cfg.MaxAttempts > 0 && i >= e.cfg.MaxAttempts:
-			c.reject(p, plan.LayerAdmission, ReasonNotTried, fmt.Sprintf("more than %d workloads pending; tried in a later cycle", e.cfg.MaxAttempts))
+			c.reject(p, plan.LayerAdmission, plan.ReasonNotTried, &plan.Evidence{MaxAttempts: e.cfg.MaxAttempts})
 			continue
 		case c.blocked[p.ClusterQueue]:
-			c.reject(p, plan.LayerAdmission, ReasonBlockedByHead, "StrictFIFO: an earlier workload of ClusterQueue "+p.ClusterQueue+" is not admitted yet")
+			c.reject(p, plan.LayerAdmission, plan.ReasonBlockedByHead, nil)
 			continue
 		case c.heldFor(p):
-			c.reject(p, plan.LayerAdmission, ReasonHeldForPreemptor,
-				"preempted by "+string(c.in.PreemptedBy[p.Workload.ID()])+", which still waits for its victims")
+			c.reject(p, plan.LayerAdmission, plan.ReasonHeldForPreemptor, &plan.Evidence{PreemptedBy: c.in.PreemptedBy[p.Workload.ID()]})
 			if p.Strategy == api.StrictFIFO {
 				c.blocked[p.ClusterQueue] = true
 			}
@@ -135,13 +108,15 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	return c.out
 }
 
-func (c *cycle) reject(p Pending, layer plan.Layer, reason string, details ...string) {
-	if reason == ReasonWaitingForPreemption {
+// reject records why p is not admitted; ev (nil where the reason says it all) may be
+// shared with other rejections and is not changed afterwards.
+func (c *cycle) reject(p Pending, layer plan.Layer, reason plan.Reason, ev *plan.Evidence) {
+	if reason == plan.ReasonWaitingForPreemption {
 		c.waiting[p.Workload.ID()] = true
 	}
 	c.out.Rejections = append(c.out.Rejections, plan.Rejection{
 		Workload: p.Workload.ID(), ClusterQueue: p.ClusterQueue, Layer: layer,
-		Reason: reason, Details: details, Position: c.pos[string(p.Workload.ID())],
+		Reason: reason, Evidence: ev, Position: c.pos[string(p.Workload.ID())],
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
@@ -104,11 +103,11 @@ func (s *Scheduler) draining() map[api.WorkloadID]string {
 func (s *Scheduler) queueBlock(e *entry) (plan.Rejection, bool) {
 	r := plan.Rejection{Workload: e.id, ClusterQueue: e.res.ClusterQueue, Layer: plan.LayerAdmission}
 	if !e.res.OK() {
-		r.Reason, r.Details = string(e.res.Code), []string{e.res.Message}
+		r.Reason, r.Evidence = plan.AdmissionReason(e.res.Code), &plan.Evidence{Message: e.res.Message}
 		return r, true
 	}
 	if why, held := s.resolver.Held(e.res.ClusterQueue, e.res.LocalQueue); held {
-		r.Reason, r.Details = string(admission.QueueHeld), []string{why}
+		r.Reason, r.Evidence = plan.ReasonQueueHeld, &plan.Evidence{Message: why}
 		return r, true
 	}
 	return r, false
@@ -169,7 +168,7 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 	}
 	s.admittedWakes(started...)
 	for _, r := range p.Rejections {
-		if r.Reason == ReasonNotTried {
+		if r.Reason == plan.ReasonNotTried {
 			return true
 		}
 	}

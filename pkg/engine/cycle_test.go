@@ -34,7 +34,7 @@ func outcome(p plan.Plan, id string) string {
 	}
 	for _, r := range p.Rejections {
 		if string(r.Workload) == id {
-			return string(r.Layer) + ":" + r.Reason
+			return string(r.Layer) + ":" + string(r.Reason)
 		}
 	}
 	return "none"
@@ -58,7 +58,7 @@ func TestCycleOutcomes(t *testing.T) {
 		{
 			name: "quota fits, cluster does not: reported as such", nodes: 1, limit: 100,
 			pending: []*api.Workload{gt.MakeWorkload("ns", "big").CPU(4).Pods(2).Obj()},
-			want:    map[string]string{"ns/big": "placement:" + ReasonQuotaFitsClusterDoesNot},
+			want:    map[string]string{"ns/big": "placement:" + string(plan.ReasonQuotaFitsClusterDoesNot)},
 		},
 		{
 			name: "quota does not fit", nodes: 4, limit: 2,
@@ -68,17 +68,17 @@ func TestCycleOutcomes(t *testing.T) {
 		{
 			name: "priority first: the high one takes the last room", nodes: 1, limit: 100,
 			pending: []*api.Workload{gt.MakeWorkload("ns", "low").CPU(4).Obj(), gt.MakeWorkload("ns", "high").CPU(4).Priority(10).Created(time.Hour).Obj()},
-			want:    map[string]string{"ns/high": "admitted", "ns/low": "placement:" + ReasonQuotaFitsClusterDoesNot},
+			want:    map[string]string{"ns/high": "admitted", "ns/low": "placement:" + string(plan.ReasonQuotaFitsClusterDoesNot)},
 		},
 		{
 			name: "best effort FIFO: a later small one goes past a big head", nodes: 1, limit: 100,
 			pending: []*api.Workload{gt.MakeWorkload("ns", "big").CPU(8).Obj(), gt.MakeWorkload("ns", "small").CPU(1).Created(time.Minute).Obj()},
-			want:    map[string]string{"ns/big": "placement:" + ReasonQuotaFitsClusterDoesNot, "ns/small": "admitted"},
+			want:    map[string]string{"ns/big": "placement:" + string(plan.ReasonQuotaFitsClusterDoesNot), "ns/small": "admitted"},
 		},
 		{
 			name: "strict FIFO: the head blocks its queue", nodes: 1, limit: 100, strict: true,
 			pending: []*api.Workload{gt.MakeWorkload("ns", "big").CPU(8).Obj(), gt.MakeWorkload("ns", "small").CPU(1).Created(time.Minute).Obj()},
-			want:    map[string]string{"ns/big": "placement:" + ReasonQuotaFitsClusterDoesNot, "ns/small": "admission:" + ReasonBlockedByHead},
+			want:    map[string]string{"ns/big": "placement:" + string(plan.ReasonQuotaFitsClusterDoesNot), "ns/small": "admission:" + string(plan.ReasonBlockedByHead)},
 		},
 		{
 			name: "quota is charged within the cycle", nodes: 4, limit: 4,
@@ -126,8 +126,8 @@ func TestNoFitDetailsAndPositions(t *testing.T) {
 	if r.Workload != "ns/b" || r.Position != 2 {
 		t.Errorf("second rejection = %s at %d, want ns/b at position 2", r.Workload, r.Position)
 	}
-	if len(r.Details) < 2 || !strings.Contains(r.Details[1], "0 of 1 nodes") {
-		t.Errorf("details = %q, want placement's per-node counts", r.Details)
+	if lines := r.Explain(); len(lines) < 2 || !strings.Contains(lines[1], "0 of 1 nodes") {
+		t.Errorf("explanation = %q, want placement's per-node counts", lines)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestPreemptionForNodes(t *testing.T) {
 	if len(p.Notices) != 1 || p.Notices[0].Workload != "ns/lo" || p.Notices[0].By != "ns/hi" || p.Notices[0].Grace != 2*time.Minute {
 		t.Fatalf("notices = %+v, want ns/lo noticed for ns/hi with 2m grace", p.Notices)
 	}
-	if o := outcome(p, "ns/hi"); o != "placement:"+ReasonWaitingForPreemption {
+	if o := outcome(p, "ns/hi"); o != "placement:"+string(plan.ReasonWaitingForPreemption) {
 		t.Errorf("preemptor outcome = %s, want waiting for preemption", o)
 	}
 
@@ -202,8 +202,8 @@ func TestReservationAndBackfill(t *testing.T) {
 	p := mustEngine(t, Config{Reservations: true}, fp).Cycle(in)
 	tests := map[string]string{
 		"ns/big":   "reserved",
-		"ns/long":  "placement:" + ReasonBlockedByReservation, // unknown runtime may not use n0
-		"ns/short": "admitted",                                // ends before the ETA: backfilled
+		"ns/long":  "placement:" + string(plan.ReasonBlockedByReservation), // unknown runtime may not use n0
+		"ns/short": "admitted",                                             // ends before the ETA: backfilled
 	}
 	for id, want := range tests {
 		if o := outcome(p, id); o != want {

@@ -85,7 +85,7 @@ func (p *fakePlacer) Place(c PlaceCall) PlaceResult {
 			}
 			if !placed {
 				ov.Undo(m)
-				return PlaceResult{Reason: "NoNodeFits", Details: []string{fmt.Sprintf("pod %d: 0 of %d nodes have the cpu", k, ov.NumNodes())}}
+				return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonNoNodeFits, Message: fmt.Sprintf("pod %d: 0 of %d nodes have the cpu", k, ov.NumNodes())}}
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -39,5 +38,3 @@ func excludedSet(names []string) map[string]bool {
 	}
 	return out
 }
-
-func flavorNames(names []string) string { return strings.Join(names, ",") }

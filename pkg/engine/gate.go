@@ -1,16 +1,10 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
-
-// ReasonNotEnoughFreeGPU: the whole cluster has fewer free GPU units than the gang
-// needs, so placement is not asked (every node would be scanned for nothing).
-const ReasonNotEnoughFreeGPU = "NotEnoughFreeGPU"
 
 // freeGPU is the cycle's running total of free GPU capacity in milli-GPU over all nodes
 // of the overlay: an upper bound of what any placement can use (flavors, topology and
@@ -54,13 +48,13 @@ func gpuNeed(w *api.Workload) resources.MilliGPU {
 	return total
 }
 
-// lacksGPU reports, with the reason, when the cluster cannot hold the gang's GPUs even
-// if every free unit were usable.
+// lacksGPU reports, with the reason (NotEnoughFreeGPU), when the cluster cannot hold the
+// gang's GPUs even if every free unit were usable: placement is not asked then (every
+// node would be scanned for nothing).
 func (c *cycle) lacksGPU(w *api.Workload) (PlaceResult, bool) {
 	need := gpuNeed(w)
 	if need == 0 || need <= c.freeGPU {
 		return PlaceResult{}, false
 	}
-	return PlaceResult{Reason: ReasonNotEnoughFreeGPU, Details: []string{
-		fmt.Sprintf("the gang needs %d milli-GPU at once; the whole cluster has %d free", need, c.freeGPU)}}, true
+	return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonNotEnoughFreeGPU, NeedGPU: need, FreeGPU: c.freeGPU}}, true
 }

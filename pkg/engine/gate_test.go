@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"strings"
 	"testing"
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -70,7 +70,8 @@ func TestGateSkipsPlacementWhenClusterLacksGPU(t *testing.T) {
 		t.Errorf("placer asked %d times, want once (the second gang needs 4 GPUs, 2 are free)", cp.places)
 	}
 	r := p.Rejections[0]
-	if r.Workload != "ns/second" || r.Reason != ReasonQuotaFitsClusterDoesNot || !strings.Contains(strings.Join(r.Details, ";"), ReasonNotEnoughFreeGPU) {
-		t.Errorf("rejection = %+v, want QuotaFitsClusterDoesNot with %s", r, ReasonNotEnoughFreeGPU)
+	if r.Workload != "ns/second" || r.Reason != plan.ReasonQuotaFitsClusterDoesNot || r.Evidence == nil || r.Evidence.Place == nil ||
+		r.Evidence.Place.Code != plan.ReasonNotEnoughFreeGPU || r.Evidence.Place.NeedGPU != 4000 || r.Evidence.Place.FreeGPU != 2000 {
+		t.Errorf("rejection = %+v, evidence %+v; want QuotaFitsClusterDoesNot with %s (need 4000, 2000 free)", r, r.Evidence, plan.ReasonNotEnoughFreeGPU)
 	}
 }

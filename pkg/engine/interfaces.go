@@ -36,10 +36,9 @@ type PlaceResult struct {
 	OK bool
 	// Bindings of every gang pod, already assumed in the overlay when OK.
 	Bindings []plan.Binding
-	// Reason is a stable code when !OK ("NoNodeFits", "TopologyUnsatisfied", ...);
-	// Details are the per-dimension counts behind it.
-	Reason  string
-	Details []string
+	// Failure says why not, when !OK: a stable code (plan.ReasonNoNodeFits, ...) and
+	// placement's diagnosis behind it, typed. It may be shared (failed-shape memo).
+	Failure *plan.PlaceFailure
 }
 
 // PreemptResult is the placement layer's choice of running gangs to remove so that w

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
@@ -118,11 +117,11 @@ func (s *Scheduler) park(p plan.Plan) {
 // parkFor maps a rejection to what may help it.
 func parkFor(r plan.Rejection) Park {
 	switch r.Reason {
-	case ReasonNotTried, ReasonWaitingForPreemption, ReasonHeldForPreemptor, ReasonAdmitFailed:
+	case plan.ReasonNotTried, plan.ReasonWaitingForPreemption, plan.ReasonHeldForPreemptor, plan.ReasonAdmitFailed:
 		return NotParked
-	case ReasonBlockedByHead:
+	case plan.ReasonBlockedByHead:
 		return ParkedHead
-	case string(admission.QueueMissing), string(admission.ClusterQueueMissing), string(admission.NamespaceNotSelected), string(admission.QueueHeld):
+	case plan.ReasonQueueMissing, plan.ReasonClusterQueueMissing, plan.ReasonNamespaceNotSelected, plan.ReasonQueueHeld:
 		return ParkedQueue
 	}
 	if r.Layer == plan.LayerAdmission {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,11 +20,12 @@ import (
 // only if it ends before each reservation it touches starts. A reservation that comes
 // without a device-level plan (a placer that only names nodes) holds its whole nodes.
 
-// reserve records a reservation made this cycle.
-func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, queue, why string) {
+// reserve records a reservation made this cycle; why is the placement failure it waits
+// out (the reason when the placer gave none).
+func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, queue string, why plan.Reason) {
 	r.Workload = id
 	if r.Reason == "" {
-		r.Reason = "quota fits, the cluster does not yet (" + why + "); capacity reserved"
+		r.Reason = "quota fits, the cluster does not yet (" + string(why) + "); capacity reserved"
 	}
 	c.out.Reservations = append(c.out.Reservations, r)
 	if len(r.Pods) == 0 {
@@ -102,13 +102,13 @@ func (c *cycle) release(refs []cluster.PodRef) {
 	}
 }
 
-// allows reports whether the pods placed for p respect every reservation of the cycle:
+// allows returns nil when the pods placed for p respect every reservation of the cycle:
 // per GPU for device-level reservations (placement's ReservationSet.Allows), per node for
-// node-only ones.
-func (c *cycle) allows(p Pending, pods []cluster.BoundPod) (string, bool) {
+// node-only ones; else the BlockedByReservation failure saying which it breaks.
+func (c *cycle) allows(p Pending, pods []cluster.BoundPod) *plan.PlaceFailure {
 	end := c.expectedEnd(p)
 	if ok, why := c.held.Allows(p.Workload.ID(), pods, end); !ok {
-		return why, false
+		return &plan.PlaceFailure{Code: plan.ReasonBlockedByReservation, Message: why}
 	}
 	for _, bp := range pods {
 		eta, ok := c.reservedNodes[bp.Node]
@@ -116,19 +116,20 @@ func (c *cycle) allows(p Pending, pods []cluster.BoundPod) (string, bool) {
 			continue
 		}
 		if end.IsZero() || end.After(eta) {
-			return fmt.Sprintf("node %s is reserved from %s and this workload's runtime (%s) does not end before",
-				bp.Node, eta.Sub(c.in.Now), runtimeText(p.Runtime)), false
+			return &plan.PlaceFailure{Code: plan.ReasonBlockedByReservation,
+				Reserved: &plan.ReservedNode{Node: bp.Node, In: eta.Sub(c.in.Now), Runtime: p.Runtime}}
 		}
 	}
-	return "", true
+	return nil
 }
 
-// allowedSince checks what was placed since mark against the cycle's reservations. It
-// reads the overlay's journal (placement.AssumedSince copies it), so it only does so when
-// some reservation is in force: most cycles have none and admit thousands of gangs.
-func (c *cycle) allowedSince(p Pending, mark cluster.Mark) (string, bool) {
+// allowedSince checks what was placed since mark against the cycle's reservations (nil:
+// allowed). It reads the overlay's journal (placement.AssumedSince copies it), so it only
+// does so when some reservation is in force: most cycles have none and admit thousands of
+// gangs.
+func (c *cycle) allowedSince(p Pending, mark cluster.Mark) *plan.PlaceFailure {
 	if len(c.held) == 0 && len(c.reservedNodes) == 0 {
-		return "", true
+		return nil
 	}
 	return c.allows(p, placement.AssumedSince(c.ov, mark))
 }

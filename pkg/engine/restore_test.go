@@ -178,7 +178,7 @@ func TestRestoreNominatedAndPreemptedBy(t *testing.T) {
 			out[a.Workload] = "admitted"
 		}
 		for _, r := range p.Rejections {
-			out[r.Workload] = r.Reason
+			out[r.Workload] = string(r.Reason)
 		}
 		for _, n := range p.Notices {
 			out[n.Workload] = "noticed"
@@ -186,7 +186,7 @@ func TestRestoreNominatedAndPreemptedBy(t *testing.T) {
 		return out
 	}
 	got := cycle(true)
-	if got["ns/pre"] != ReasonWaitingForPreemption || got["ns/held"] != ReasonHeldForPreemptor || got["ns/other"] != "" {
+	if got["ns/pre"] != string(plan.ReasonWaitingForPreemption) || got["ns/held"] != string(plan.ReasonHeldForPreemptor) || got["ns/other"] != "" {
 		t.Errorf("restored: %v; want pre WaitingForPreemption, held HeldForPreemptor, other untouched", got)
 	}
 	if base := cycle(false); base["ns/other"] != "noticed" || base["ns/held"] != "admitted" {

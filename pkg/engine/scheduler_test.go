@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
+	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -91,7 +92,7 @@ func TestSchedulerParksHeldQueues(t *testing.T) {
 	}
 	world := World{Now: gt.Epoch(), Cluster: snap, Quota: quota}
 	p := s.Cycle(world)
-	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Reason != string(admission.QueueHeld) {
+	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Reason != plan.ReasonQueueHeld {
 		t.Fatalf("plan %+v, want one QueueHeld rejection", p)
 	}
 	s.Committed(p, nil)
@@ -125,7 +126,7 @@ func TestSchedulerDrainsClusterQueue(t *testing.T) {
 	if len(p.Evictions) != 1 || p.Evictions[0].Workload != "ns/running" || p.Evictions[0].Reason != "ClusterQueue cq has stop policy HoldAndDrain" {
 		t.Fatalf("evictions %+v, want ns/running for the ClusterQueue's stop policy", p.Evictions)
 	}
-	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Workload != "ns/new" || p.Rejections[0].Reason != string(admission.QueueHeld) {
+	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Workload != "ns/new" || p.Rejections[0].Reason != plan.ReasonQueueHeld {
 		t.Fatalf("admissions %+v, rejections %+v; want ns/new held", p.Admissions, p.Rejections)
 	}
 }

@@ -116,17 +116,18 @@ type Reservation struct {
 	Waits []api.WorkloadID `json:",omitempty"`
 }
 
-// Rejection says why a workload was not admitted this cycle. Reason is a stable code
-// owned by the layer that decided (admission.ReasonCode such as "WaitingForQuota",
-// placement.FailureCode such as "NoNodeFits", or the engine's own); Details are the
-// human readable facts behind it
-// (per flavor and resource for quota, per dimension counts for placement).
+// Rejection says why a workload was not admitted this cycle: a stable code (Reason) from
+// the layer that decided, and the typed facts behind it (Evidence: admission's flavor
+// assignment, placement's diagnosis, the engine's victims, holds and fallbacks). Explain
+// renders them for people; nothing is text before that. A Rejection is cheap to copy:
+// its evidence is shared and never changed.
 type Rejection struct {
 	Workload     api.WorkloadID
 	ClusterQueue string
 	Layer        Layer
-	Reason       string
-	Details      []string
+	Reason       Reason
+	// Evidence is nil where the reason says it all.
+	Evidence *Evidence
 	// Position is the workload's 1-based place in its ClusterQueue's order this cycle.
 	Position int
 }

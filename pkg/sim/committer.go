@@ -165,11 +165,11 @@ func (c modelCommitter) reject(r plan.Rejection) {
 		return // log a rejection only when its reason changes
 	}
 	rec := s.record(st, EvRejected)
-	rec.Reason, rec.Layer = r.Reason, string(r.Layer)
-	if len(r.Details) > 0 {
-		rec.Reason += ": " + r.Details[0]
+	rec.Reason, rec.Layer = string(r.Reason), string(r.Layer)
+	if why := r.Explain(); len(why) > 0 {
+		rec.Reason += ": " + why[0]
 	}
-	if r.Reason == "WaitingForPreemption" {
+	if r.Reason == plan.ReasonWaitingForPreemption {
 		for _, v := range s.sched.Nominated(r.Workload) {
 			rec.Victims = append(rec.Victims, string(v))
 		}

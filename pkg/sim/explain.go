@@ -52,7 +52,7 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 		e.ETABasis = "reservation: placement planned the gang on the GPUs running workloads free"
 	case rejected && st.phase == plan.Pending:
 		r := last
-		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), r.Reason, r.Details, r.Position
+		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), string(r.Reason), r.Explain(), r.Position
 		if r.Layer == plan.LayerAdmission {
 			e.ETA, e.ETABasis = s.quotaETA(st)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/plan"
 	"pgregory.net/rapid"
 )
 
@@ -89,7 +90,7 @@ func TestPreemptionTerminatesProperty(t *testing.T) {
 			}
 		}
 		for wl, r := range last {
-			stuck := strings.HasPrefix(r.Reason, engine.ReasonWaitingForPreemption) || strings.HasPrefix(r.Reason, engine.ReasonHeldForPreemptor)
+			stuck := strings.HasPrefix(r.Reason, string(plan.ReasonWaitingForPreemption)) || strings.HasPrefix(r.Reason, string(plan.ReasonHeldForPreemptor))
 			if r.Event != EvFinished && stuck {
 				rt.Fatalf("%s ends %s %q: it waits on a preemption that never ends", wl, r.Event, r.Reason)
 			}
