@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -22,9 +23,15 @@ func TestStatusLifecycle(t *testing.T) {
 	bs := []plan.Binding{{Workload: "ns/w", PodSet: "main", Index: 0, Node: "n1", Devices: []string{"GPU-0", "GPU-1"}},
 		{Workload: "ns/w", PodSet: "main", Index: 1, Node: "n1", Devices: []string{"GPU-2", "GPU-3"}}}
 
-	pending := pendingStatus(v1alpha1.WorkloadStatus{}, plan.Rejection{Reason: "QuotaExceeded", Layer: plan.LayerAdmission, Position: 3}, t0)
-	if pending.State != v1alpha1.StatePending || ptr.Deref(pending.Position, -1) != 2 || pending.Reason != "QuotaExceeded" {
-		t.Errorf("pending = %s pos %v reason %s, want Pending, 2 (0-based), QuotaExceeded", pending.State, pending.Position, pending.Reason)
+	rej := plan.Rejection{Reason: plan.ReasonWaitingForPreemption, Layer: plan.LayerPlacement, Position: 3, Evidence: &plan.Evidence{
+		Victims: []api.WorkloadID{"ns/v1", "ns/v2"}, Place: &plan.PlaceFailure{Code: plan.ReasonNoNodeFits, Message: "0 of 2 nodes fit"}}}
+	pending := pendingStatus(v1alpha1.WorkloadStatus{}, rej, t0)
+	if pending.State != v1alpha1.StatePending || ptr.Deref(pending.Position, -1) != 2 || pending.Reason != "WaitingForPreemption" {
+		t.Errorf("pending = %s pos %v reason %s, want Pending, 2 (0-based), WaitingForPreemption", pending.State, pending.Position, pending.Reason)
+	}
+	const msg = "WaitingForPreemption (placement layer): victims: ns/v1,ns/v2; placement: NoNodeFits; 0 of 2 nodes fit"
+	if c := meta.FindStatusCondition(pending.Conditions, v1alpha1.WorkloadQuotaReserved); pending.Message != msg || c == nil || c.Message != msg {
+		t.Errorf("pending message %q, condition %+v; want %q in both", pending.Message, c, msg)
 	}
 	admitted := admittedStatus(pending, adm, bs, t0.Add(time.Minute))
 	if !meta.IsStatusConditionTrue(admitted.Conditions, v1alpha1.WorkloadAdmitted) || admitted.Position != nil ||

@@ -129,6 +129,10 @@ func TestNoFitDetailsAndPositions(t *testing.T) {
 	if lines := r.Explain(); len(lines) < 2 || !strings.Contains(lines[1], "0 of 1 nodes") {
 		t.Errorf("explanation = %q, want placement's per-node counts", lines)
 	}
+	// a and b are one equivalence class: b gets a's rejection, evidence shared.
+	if r.Evidence == nil || r.Evidence != p.Rejections[0].Evidence {
+		t.Errorf("evidence %p and %p: want the class's one evidence", p.Rejections[0].Evidence, r.Evidence)
+	}
 }
 
 func TestPreemptionForNodes(t *testing.T) {

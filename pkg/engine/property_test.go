@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,6 +61,9 @@ func TestCycleInvariants(t *testing.T) {
 		}
 		for _, r := range p.Rejections {
 			outcomes[r.Workload]++
+			if !slices.Contains(r.Reason.Layers(), r.Layer) || len(r.Explain()) == 0 {
+				t.Fatalf("%s rejected %s in layer %s (the reason's layers: %v), explained %q", r.Workload, r.Reason, r.Layer, r.Reason.Layers(), r.Explain())
+			}
 		}
 		for _, r := range p.Reservations {
 			outcomes[r.Workload]++
