@@ -100,7 +100,7 @@ func (m *Metrics) observeCycle(cs *cycleState, d decisions, took time.Duration) 
 	for _, p := range pending {
 		id := p.Workload.ID()
 		if _, ok := d.Reservation(id); ok {
-			m.pending.WithLabelValues(p.ClusterQueue, "Reserved").Inc()
+			m.pending.WithLabelValues(p.ClusterQueue, ReasonReserved).Inc()
 		} else if r, ok := d.LastRejection(id); ok {
 			m.pending.WithLabelValues(r.ClusterQueue, string(r.Reason)).Inc()
 		}

@@ -1,5 +1,7 @@
 package controller
 
+import "github.com/gantry-sched/gantry/pkg/plan"
+
 // Names of the labels, annotations and values the controller reads and writes. They
 // are the contract with users, with Gantry's device plugin and with training
 // frameworks; docs/kubernetes.md describes them.
@@ -49,14 +51,18 @@ const (
 	// LabelWorkload is set on Workloads made from a job, naming the job kind.
 	LabelJobKind = "gantry.dev/job-kind"
 
-	// Reason codes written to Workload conditions besides the engine's own.
+	// Reason codes written to Workload conditions besides the engine's own (plan.Reason).
 	ReasonPending   = "Pending"
 	ReasonAdmitted  = "Admitted"
 	ReasonPreempted = "Preempted"
 	ReasonEvicted   = "Evicted"
 	ReasonSucceeded = "Succeeded"
 	ReasonFailed    = "Failed"
-	ReasonInvalid   = "InvalidWorkload"
+	// ReasonInvalid: the job or Workload cannot be turned into a workload the engine takes.
+	ReasonInvalid = string(plan.ReasonInvalidWorkload)
+	// ReasonReserved: quota fits, the nodes do not yet; capacity is reserved (the
+	// message says where and why, status.eta when).
+	ReasonReserved = "Reserved"
 	// ReasonEvictionBlocked: a PodDisruptionBudget refused an eviction; it is retried.
 	ReasonEvictionBlocked = "EvictionBlocked"
 	// ReasonDeviceUnhealthy: a device the workload runs on was reported unhealthy.

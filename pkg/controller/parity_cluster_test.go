@@ -48,9 +48,6 @@ const (
 	// parityClockClass is a PriorityClass the test touches to wake the controller after
 	// moving its clock (any PriorityClass change wakes a pass); nothing refers to it.
 	parityClockClass = "parity-clock"
-	// reasonReserved is the reason the controller writes on a Workload holding a
-	// backfill reservation, with the message "capacity reserved on NODES: WHY".
-	reasonReserved = "Reserved"
 )
 
 var pyTorchJobGVK = schema.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "PyTorchJob"}
@@ -674,7 +671,7 @@ func viewOf(wl *v1alpha1.Workload, jobOf map[string]string) wlView {
 		return wlView{phase: phaseNoticed, by: by}
 	case wl.Status.Admission != nil:
 		return wlView{phase: phaseAdmitted}
-	case wl.Status.Reason == reasonReserved:
+	case wl.Status.Reason == controller.ReasonReserved:
 		v := wlView{phase: phaseReserved}
 		if wl.Status.ETA != nil {
 			v.eta = wl.Status.ETA.Time.Sub(sim.Epoch())

@@ -197,7 +197,7 @@ func (f *fixture) waitReserved(name, want string) *v1alpha1.Workload {
 		if wl == nil {
 			return false, "no workload"
 		}
-		ok := wl.Status.Reason == "Reserved" && wl.Status.ETA != nil && wl.Annotations[AnnotationReservation] != "" &&
+		ok := wl.Status.Reason == ReasonReserved && wl.Status.ETA != nil && wl.Annotations[AnnotationReservation] != "" &&
 			strings.Contains(wl.Status.Message, want)
 		return ok, wl.Status.Reason + ": " + wl.Status.Message
 	})

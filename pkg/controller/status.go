@@ -76,11 +76,11 @@ func pendingStatus(old v1alpha1.WorkloadStatus, r plan.Rejection, now time.Time)
 func reservedStatus(old v1alpha1.WorkloadStatus, r plan.Reservation, now time.Time) v1alpha1.WorkloadStatus {
 	st := *old.DeepCopy()
 	msg := fmt.Sprintf("capacity reserved on %s: %s", strings.Join(r.Nodes, ","), r.Reason)
-	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, "Reserved", msg, now)
+	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, ReasonReserved, msg, now)
 	if st.State != v1alpha1.StateEvicted {
 		st.State = v1alpha1.StatePending
 	}
-	st.Reason, st.Message = "Reserved", msg
+	st.Reason, st.Message = ReasonReserved, msg
 	if !r.ETA.IsZero() {
 		st.ETA = ptr.To(metav1.NewTime(r.ETA))
 	}

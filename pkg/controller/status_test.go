@@ -26,7 +26,7 @@ func TestStatusLifecycle(t *testing.T) {
 	rej := plan.Rejection{Reason: plan.ReasonWaitingForPreemption, Layer: plan.LayerPlacement, Position: 3, Evidence: &plan.Evidence{
 		Victims: []api.WorkloadID{"ns/v1", "ns/v2"}, Place: &plan.PlaceFailure{Code: plan.ReasonNoNodeFits, Message: "0 of 2 nodes fit"}}}
 	pending := pendingStatus(v1alpha1.WorkloadStatus{}, rej, t0)
-	if pending.State != v1alpha1.StatePending || ptr.Deref(pending.Position, -1) != 2 || pending.Reason != "WaitingForPreemption" {
+	if pending.State != v1alpha1.StatePending || ptr.Deref(pending.Position, -1) != 2 || pending.Reason != string(plan.ReasonWaitingForPreemption) {
 		t.Errorf("pending = %s pos %v reason %s, want Pending, 2 (0-based), WaitingForPreemption", pending.State, pending.Position, pending.Reason)
 	}
 	const msg = "WaitingForPreemption (placement layer): victims: ns/v1,ns/v2; placement: NoNodeFits; 0 of 2 nodes fit"

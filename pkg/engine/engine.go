@@ -27,7 +27,7 @@ type Config struct {
 	// Grace is the notice a preempted workload gets to checkpoint before eviction.
 	Grace time.Duration
 	// MaxAttempts bounds the pending workloads tried per cycle (0 = all); the others are
-	// reported with reason "NotTried".
+	// reported with reason plan.ReasonNotTried.
 	MaxAttempts int
 	// Requeue is how workloads evicted by failures queue again (backoff.go).
 	Requeue RequeuePolicy

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
@@ -46,7 +47,7 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 	case !st.submitted:
 		e.Reason = fmt.Sprintf("NotSubmitted: submitted at %s", FormatDuration(Seconds(st.w.Timing.SubmitAt)))
 	case reserved:
-		e.Layer, e.Reason = string(plan.LayerPlacement), "Reserved"
+		e.Layer, e.Reason = string(plan.LayerPlacement), string(placement.Reserved)
 		e.Details = append([]string{resv.Reason}, "reserved nodes: "+strings.Join(resv.Nodes, ","))
 		e.ETA = etaSeconds(resv.ETA)
 		e.ETABasis = "reservation: placement planned the gang on the GPUs running workloads free"

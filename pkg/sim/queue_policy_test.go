@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/plan"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -42,11 +43,11 @@ func TestQueuePoliciesHoldWorkloads(t *testing.T) {
 		wantReason string
 	}{
 		{name: "open queue admits", w: base()},
-		{name: "ClusterQueue stopPolicy Hold", wantReason: "QueueHeld",
+		{name: "ClusterQueue stopPolicy Hold", wantReason: string(plan.ReasonQueueHeld),
 			w: base().withCQ("cq", func(cq *api.ClusterQueue) { cq.StopPolicy = api.StopHold })},
-		{name: "LocalQueue stopPolicy Hold", wantReason: "QueueHeld",
+		{name: "LocalQueue stopPolicy Hold", wantReason: string(plan.ReasonQueueHeld),
 			w: base().withLQ("lq", func(lq *api.LocalQueue) { lq.StopPolicy = api.StopHold })},
-		{name: "namespaceSelector not matching", wantReason: "NamespaceNotSelected",
+		{name: "namespaceSelector not matching", wantReason: string(plan.ReasonNamespaceNotSelected),
 			w: base().withCQ("cq", func(cq *api.ClusterQueue) {
 				cq.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "ml"}}
 			})},
@@ -54,7 +55,7 @@ func TestQueuePoliciesHoldWorkloads(t *testing.T) {
 			w: base().withCQ("cq", func(cq *api.ClusterQueue) {
 				cq.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "ns"}}
 			})},
-		{name: "missing LocalQueue", wantReason: "QueueMissing",
+		{name: "missing LocalQueue", wantReason: string(plan.ReasonQueueMissing),
 			w: base().withLQ("lq", func(lq *api.LocalQueue) { lq.Name = "other" })},
 	}
 	for _, c := range cases {
@@ -89,7 +90,7 @@ func TestLocalQueueHoldAndDrainHoldsOnlyItsWorkloads(t *testing.T) {
 	if _, ok := firstOf(log, "ns/b", EvPlaced); ok {
 		t.Errorf("ns/b was placed although its LocalQueue is held and draining")
 	}
-	if r, ok := firstOf(log, "ns/b", EvRejected); !ok || !hasPrefix(r.Reason, "QueueHeld") {
+	if r, ok := firstOf(log, "ns/b", EvRejected); !ok || !hasPrefix(r.Reason, string(plan.ReasonQueueHeld)) {
 		t.Errorf("ns/b rejection %+v, want QueueHeld", r)
 	}
 }

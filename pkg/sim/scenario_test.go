@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -210,7 +211,7 @@ func TestExplainReservedWorkloadHasETA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Phase != plan.Pending || e.Reason != "Reserved" || e.ETA == nil || *e.ETA != Seconds(time.Hour) {
+	if e.Phase != plan.Pending || e.Reason != string(placement.Reserved) || e.ETA == nil || *e.ETA != Seconds(time.Hour) {
 		t.Fatalf("explain = %+v, want pending, reserved, ETA 1h", e)
 	}
 	if _, err := s.Explain("ns/nope"); err == nil {

@@ -45,7 +45,7 @@ func (b *PlanWrapper) Reserve(id string) *PlanWrapper {
 
 // Reject rejects workload id for quota.
 func (b *PlanWrapper) Reject(id string) *PlanWrapper {
-	b.p.Rejections = append(b.p.Rejections, plan.Rejection{Workload: api.WorkloadID(id), Layer: plan.LayerAdmission, Reason: "QuotaExceeded"})
+	b.p.Rejections = append(b.p.Rejections, plan.Rejection{Workload: api.WorkloadID(id), Layer: plan.LayerAdmission, Reason: plan.ReasonWaitingForQuota})
 	return b
 }
 
