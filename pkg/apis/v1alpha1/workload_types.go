@@ -153,8 +153,8 @@ type WorkloadStatus struct {
 	// State summarises the conditions for printing.
 	// +optional
 	State WorkloadState `json:"state,omitempty"`
-	// Reason is the stable reason code of the latest decision (e.g. "QuotaExceeded",
-	// "NoFitPlacement", "Preempted").
+	// Reason is the stable reason code of the latest decision (e.g. "WaitingForQuota",
+	// "QuotaFitsClusterDoesNot", "Preempted").
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// Message explains Reason in words.
