@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -39,30 +40,25 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 		return plan.Result{}, fmt.Errorf("controller: invalid plan: %w", err)
 	}
 	var res plan.Result
+	// Admissions are written in plan order: that is the order watchers see them in
+	// (the parity test compares it with the simulator's).
+	bindings := p.BindingsByWorkload()
 	for _, a := range p.Admissions {
-		t := k.cs.byID[a.Workload]
-		if t == nil {
-			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: "workload not in this cycle's state"})
-			continue
-		}
-		st := admittedStatus(t.obj.Status, a, p.BindingsOf(a.Workload), k.now)
-		if err := k.writeStatus(t.obj, st); err != nil {
-			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: err.Error()})
+		if why := k.admit(a, bindings[a.Workload]); why != "" {
+			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: why})
 			continue
 		}
 		res.Applied = append(res.Applied, a.Workload)
-		// Its wait is over. A failed clear is harmless: the records are read only
-		// while the workload is pending, and eviction clears them too.
-		_ = clearWait(k.ctx, k.c, t.obj)
-		k.events.Eventf(t.obj, "Normal", ReasonAdmitted, "admitted by ClusterQueue %s, %d pods placed", a.ClusterQueue, len(st.Admission.Placements))
-		k.metrics.admitted(a.ClusterQueue, k.now.Sub(queuedAt(t.obj)))
 	}
-	for _, r := range p.Rejections {
+	// A rejection's status is informational and its own Workload's only: those go out
+	// concurrently, so a plan rejecting thousands is not one long queue of round trips.
+	each(len(p.Rejections), func(i int) {
+		r := p.Rejections[i]
 		if t := k.cs.byID[r.Workload]; t != nil {
 			k.writeIfChanged(t.obj, pendingStatus(t.obj.Status, r, k.now))
 			_ = recordReservation(k.ctx, k.c, t.obj, "") // the scheduler dropped it too
 		}
-	}
+	})
 	for _, r := range p.Reservations {
 		if t := k.cs.byID[r.Workload]; t != nil {
 			k.writeIfChanged(t.obj, reservedStatus(t.obj.Status, r, k.now))
@@ -117,6 +113,39 @@ func (k *committer) writeStatus(obj *v1alpha1.Workload, st v1alpha1.WorkloadStat
 	}
 	obj.Status, obj.ResourceVersion = upd.Status, upd.ResourceVersion
 	return nil
+}
+
+// admit writes one admission; it returns why it was refused, or "".
+func (k *committer) admit(a plan.Admission, bindings []plan.Binding) string {
+	t := k.cs.byID[a.Workload]
+	if t == nil {
+		return "workload not in this cycle's state"
+	}
+	st := admittedStatus(t.obj.Status, a, bindings, k.now)
+	if err := k.writeStatus(t.obj, st); err != nil {
+		return err.Error()
+	}
+	// Its wait is over. A failed clear is harmless: the records are read only while
+	// the workload is pending, and eviction clears them too.
+	_ = clearWait(k.ctx, k.c, t.obj)
+	k.events.Eventf(t.obj, "Normal", ReasonAdmitted, "admitted by ClusterQueue %s, %d pods placed", a.ClusterQueue, len(st.Admission.Placements))
+	k.metrics.admitted(a.ClusterQueue, k.now.Sub(queuedAt(t.obj)))
+	return ""
+}
+
+// each runs f(0..n-1) with at most syncWorkers at once.
+func each(n int, f func(i int)) {
+	sem := make(chan struct{}, syncWorkers)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // writeIfChanged writes informational status; failures are retried next cycle.

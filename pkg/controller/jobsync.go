@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -31,24 +30,19 @@ func (ctl *Controller) syncJobs(ctx context.Context, wls workloadLookup, now tim
 	// Jobs are independent (each touches only itself and its own Workload): sync them
 	// concurrently, so unsuspending hundreds of admitted Jobs is not one long queue of
 	// round trips.
-	sem := make(chan struct{}, syncWorkers)
-	var wg sync.WaitGroup
+	var queued []*batchv1.Job
 	for i := range jobs.Items {
-		job := &jobs.Items[i]
-		if JobQueueName(&job.ObjectMeta) == "" || job.DeletionTimestamp != nil {
-			continue
+		if job := &jobs.Items[i]; JobQueueName(&job.ObjectMeta) != "" && job.DeletionTimestamp == nil {
+			queued = append(queued, job)
 		}
-		wl := wls(job.Namespace + "/" + WorkloadNameForJob(job.Name))
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := ctl.syncJob(ctx, job, wl, now); err != nil {
-				ctl.log.Error(err, "sync job", "job", job.Namespace+"/"+job.Name)
-			}
-		}()
 	}
-	wg.Wait()
+	each(len(queued), func(i int) {
+		job := queued[i]
+		wl := wls(job.Namespace + "/" + WorkloadNameForJob(job.Name))
+		if err := ctl.syncJob(ctx, job, wl, now); err != nil {
+			ctl.log.Error(err, "sync job", "job", job.Namespace+"/"+job.Name)
+		}
+	})
 	return nil
 }
 
