@@ -28,6 +28,8 @@ type committer struct {
 	preempts int
 	// noticed are the preemption notices written, for the scheduler (Noticed).
 	noticed []notice
+	// sequence is the last admission number given (Admission.Sequence).
+	sequence int64
 }
 
 var _ plan.Committer = (*committer)(nil)
@@ -40,18 +42,24 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 		return plan.Result{}, fmt.Errorf("controller: invalid plan: %w", err)
 	}
 	var res plan.Result
-	// Admissions are written in plan order: that is the order watchers see them in
-	// (the parity test compares it with the simulator's).
+	// Each admission and rejection writes its own Workload only: they go out
+	// concurrently (a plan of hundreds is not one long queue of round trips). The plan's
+	// order is kept in each admission's Sequence, and the result is in plan order.
 	bindings := p.BindingsByWorkload()
-	for _, a := range p.Admissions {
-		if why := k.admit(a, bindings[a.Workload]); why != "" {
-			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: why})
+	refused := make([]string, len(p.Admissions))
+	base := k.sequence
+	k.sequence += int64(len(p.Admissions))
+	each(len(p.Admissions), func(i int) {
+		a := p.Admissions[i]
+		refused[i] = k.admit(a, bindings[a.Workload], base+int64(i)+1)
+	})
+	for i, a := range p.Admissions {
+		if refused[i] != "" {
+			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: refused[i]})
 			continue
 		}
 		res.Applied = append(res.Applied, a.Workload)
 	}
-	// A rejection's status is informational and its own Workload's only: those go out
-	// concurrently, so a plan rejecting thousands is not one long queue of round trips.
 	each(len(p.Rejections), func(i int) {
 		r := p.Rejections[i]
 		if t := k.cs.byID[r.Workload]; t != nil {
@@ -115,13 +123,14 @@ func (k *committer) writeStatus(obj *v1alpha1.Workload, st v1alpha1.WorkloadStat
 	return nil
 }
 
-// admit writes one admission; it returns why it was refused, or "".
-func (k *committer) admit(a plan.Admission, bindings []plan.Binding) string {
+// admit writes one admission, numbered sequence; it returns why it was refused, or "".
+func (k *committer) admit(a plan.Admission, bindings []plan.Binding, sequence int64) string {
 	t := k.cs.byID[a.Workload]
 	if t == nil {
 		return "workload not in this cycle's state"
 	}
 	st := admittedStatus(t.obj.Status, a, bindings, k.now)
+	st.Admission.Sequence = sequence
 	if err := k.writeStatus(t.obj, st); err != nil {
 		return err.Error()
 	}

@@ -50,6 +50,9 @@ type Controller struct {
 	// Set by each pass for the loop: retry soon, and the next preemption deadline.
 	retry        bool
 	nextDeadline time.Time
+	// admissions numbers the admissions written (Admission.Sequence); a new
+	// controller continues after the highest number it finds.
+	admissions int64
 }
 
 // New returns a controller over the given clients.

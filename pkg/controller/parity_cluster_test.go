@@ -710,6 +710,7 @@ type admissionWatch struct {
 type admissionEvent struct {
 	job string
 	at  time.Duration
+	seq int64 // Admission.Sequence: the decided order (writes of a pass are concurrent)
 }
 
 // watchAdmissions starts the watch; call it before the controller starts. Like an
@@ -789,7 +790,7 @@ func (a *admissionWatch) observe(wl *v1alpha1.Workload, deleted bool) {
 	key := wl.Namespace + "/" + wl.Name
 	now := !deleted && wl.Status.Admission != nil && !finished(wl)
 	if now && !a.admitted[key] {
-		ev := admissionEvent{job: jobKey(wl), at: -1}
+		ev := admissionEvent{job: jobKey(wl), at: -1, seq: wl.Status.Admission.Sequence}
 		if c := meta.FindStatusCondition(wl.Status.Conditions, v1alpha1.WorkloadAdmitted); c != nil {
 			ev.at = c.LastTransitionTime.Time.Sub(sim.Epoch())
 		}
@@ -798,15 +799,20 @@ func (a *admissionWatch) observe(wl *v1alpha1.Workload, deleted bool) {
 	a.admitted[key] = now
 }
 
-// at lists the jobs admitted at instant at, in commit order.
+// at lists the jobs admitted at instant at, in the order the controller decided them.
 func (a *admissionWatch) at(at time.Duration) []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []string
+	var evs []admissionEvent
 	for _, e := range a.log {
 		if e.at == at {
-			out = append(out, e.job)
+			evs = append(evs, e)
 		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.job
 	}
 	return out
 }

@@ -80,8 +80,10 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 	world := cs.world(now)
 	world.Unchanged = !built && !changed
 	p := sc.s.Cycle(world)
-	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics}
+	ctl.admissions = max(ctl.admissions, highestSequence(cs))
+	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics, sequence: ctl.admissions}
 	res, err := k.Apply(p)
+	ctl.admissions = k.sequence
 	if err != nil {
 		return p, err
 	}
@@ -144,4 +146,15 @@ func namespacesOf(cs *cycleState) map[string]bool {
 		out[t.obj.Namespace] = true
 	}
 	return out
+}
+
+// highestSequence is the highest admission number on the pass's Workloads.
+func highestSequence(cs *cycleState) int64 {
+	var top int64
+	for _, t := range cs.byID {
+		if a := t.obj.Status.Admission; a != nil {
+			top = max(top, a.Sequence)
+		}
+	}
+	return top
 }

@@ -138,6 +138,11 @@ type Admission struct {
 	// Placements are the planned pods, each with node and devices.
 	// +optional
 	Placements []PodPlacement `json:"placements,omitempty"`
+	// Sequence is the admission's place in the order the scheduler decided (increasing
+	// over a controller's admissions). The admissions of one pass are written
+	// concurrently, so the order the API server commits them in is not that order.
+	// +optional
+	Sequence int64 `json:"sequence,omitempty"`
 }
 
 // RequeueState counts evictions and says when the workload may be tried again.
