@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"slices"
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -153,7 +152,7 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 	}
 	s.park(p)
 	for id, b := range before {
-		if e := s.wls[id]; e == nil || e.reserved == nil || !sameReservation(b, *e.reserved) {
+		if e := s.wls[id]; e == nil || e.reserved == nil || !b.HoldsSame(*e.reserved) {
 			s.wakeForNodes()
 			break
 		}
@@ -189,21 +188,6 @@ func (s *Scheduler) reservedNow() map[api.WorkloadID]plan.Reservation {
 
 // History is the preemptions so far, for disruption budgets and reports.
 func (s *Scheduler) History() []placement.PreemptionRecord { return s.history }
-
-// sameReservation reports whether two reservations hold the same GPUs from the same
-// time (what later workloads of a cycle are steered around).
-func sameReservation(a, b plan.Reservation) bool {
-	if !a.ETA.Equal(b.ETA) || !slices.Equal(a.Nodes, b.Nodes) || len(a.Pods) != len(b.Pods) {
-		return false
-	}
-	for i := range a.Pods {
-		pa, pb := a.Pods[i], b.Pods[i]
-		if pa.Ref != pb.Ref || pa.Node != pb.Node || !slices.Equal(pa.Devices.IDs(), pb.Devices.IDs()) {
-			return false
-		}
-	}
-	return true
-}
 
 // tickLocalQueueUsage advances admission fair sharing to the world's time: usage decays
 // and grows by what the running workloads hold.

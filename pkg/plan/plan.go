@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -114,6 +115,21 @@ type Reservation struct {
 	Pods []cluster.BoundPod `json:"-"`
 	// Waits are the running workloads whose end the reservation waits for.
 	Waits []api.WorkloadID `json:",omitempty"`
+}
+
+// HoldsSame reports whether r and o hold the same GPUs from the same time (what later
+// workloads of a cycle are steered around); the reason and the waits may differ.
+func (r Reservation) HoldsSame(o Reservation) bool {
+	if !r.ETA.Equal(o.ETA) || !slices.Equal(r.Nodes, o.Nodes) || len(r.Pods) != len(o.Pods) {
+		return false
+	}
+	for i := range r.Pods {
+		pa, pb := r.Pods[i], o.Pods[i]
+		if pa.Ref != pb.Ref || pa.Node != pb.Node || !slices.Equal(pa.Devices.IDs(), pb.Devices.IDs()) {
+			return false
+		}
+	}
+	return true
 }
 
 // Rejection says why a workload was not admitted this cycle: a stable code (Reason) from

@@ -550,16 +550,7 @@ func (c *invariantChecker) checkAfterRestart() error {
 
 // sameReservationRecord compares what a reservation record keeps (not the reason).
 func sameReservationRecord(a, b plan.Reservation) bool {
-	if !a.ETA.Equal(b.ETA) || !slices.Equal(a.Nodes, b.Nodes) || !slices.Equal(a.Waits, b.Waits) || len(a.Pods) != len(b.Pods) {
-		return false
-	}
-	for i := range a.Pods {
-		pa, pb := a.Pods[i], b.Pods[i]
-		if pa.Ref != pb.Ref || pa.Node != pb.Node || !slices.Equal(pa.Devices.IDs(), pb.Devices.IDs()) {
-			return false
-		}
-	}
-	return true
+	return a.HoldsSame(b) && slices.Equal(a.Waits, b.Waits)
 }
 
 // appendID appends id unless ids holds it already.
