@@ -71,6 +71,7 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 			s.keepHistory = true // a budget without a window counts every preemption
 		}
 		s.maxWindow = max(s.maxWindow, b.Window)
+		s.flavorChoices = s.flavorChoices || severalFlavors(cq)
 	}
 	return s, nil
 }

@@ -108,7 +108,7 @@ func (s *Scheduler) wakeForCapacity(w World) {
 	}
 	v := newFreeGPUView(w.Cluster)
 	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
-		return e.gpuNeeds == nil || preempts(e.policy) || s.preemptsOnNodes(e) || v.mayFit(e.gpuNeeds)
+		return e.gpuNeeds == nil || preempts(e.policy) || e.nodePreempts || v.mayFit(e.gpuNeeds)
 	})
 }
 

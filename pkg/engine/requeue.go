@@ -194,6 +194,9 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 // ClusterQueue chooses among several flavors: admission picks flavors by usage, so an
 // admission may move a refused gang to flavors whose nodes can hold it.
 func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
+	if !s.flavorChoices {
+		return
+	}
 	roots := map[string]bool{}
 	for _, v := range newcomers {
 		roots[v.root] = true
@@ -208,12 +211,15 @@ func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
 // lowest priority: a newcomer may be a victim that makes room for them. (A
 // lower-priority preemptor admitted first, its victims having left, is one.)
 func (s *Scheduler) wakeNodePreemptors(victims []*entry) {
+	if !s.nodePreemptors {
+		return
+	}
 	lowest := victims[0].w.Priority
 	for _, v := range victims[1:] {
 		lowest = min(lowest, v.w.Priority)
 	}
 	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
-		return e.w.Priority >= lowest && s.preemptsOnNodes(e)
+		return e.w.Priority >= lowest && e.nodePreempts
 	})
 }
 

@@ -51,8 +51,12 @@ type Scheduler struct {
 	retryAll    bool
 	// freed is set when a workload left since the last cycle: the capacity wake it
 	// causes runs at the next cycle, against the cluster as it is then.
-	freed      bool
-	freedRoots map[string]bool // cohort trees where quota was freed since the last cycle
+	// flavorChoices is set when some ClusterQueue chooses among several flavors, and
+	// nodePreemptors when some workload may preempt on the nodes: the wakes that look
+	// for them have work only then.
+	flavorChoices, nodePreemptors bool
+	freed                         bool
+	freedRoots                    map[string]bool // cohort trees where quota was freed since the last cycle
 	// chains are the parked members of followable classes behind a woken first member,
 	// for this cycle's Followers (chains.go).
 	chains map[string][]*entry
@@ -105,6 +109,9 @@ type entry struct {
 	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
 	// every parked workload).
 	policy api.Preemption
+	// nodePreempts: the cycle may look for victims on the nodes for it (its queue's
+	// policy, resolved once: wakes read it for every node-parked workload).
+	nodePreempts bool
 	// flavorChoice: its ClusterQueue has a resource group of several flavors, so the
 	// flavors admission assigns it move with usage (requeue.go wakeFlavorChoices).
 	flavorChoice bool
@@ -158,6 +165,8 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
 		e.strategy, e.policy, e.flavorChoice = cq.QueueingStrategy, cq.Preemption, severalFlavors(*cq)
 	}
+	e.nodePreempts = s.preemptsOnNodes(e)
+	s.nodePreemptors = s.nodePreemptors || e.nodePreempts
 	s.wls[id] = e
 	s.setPhase(e, phasePending)
 	s.arrived(e)
