@@ -75,9 +75,13 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 	}
 	cq := wl.Status.Admission.ClusterQueue
 	st := evictedStatus(wl.Status, reason, "evicted: "+why, now)
+	failures, err := failuresOf(wl)
+	if err != nil {
+		ctl.log.Info("failure count unreadable, counting from this failure", "error", err.Error())
+	}
 	if pol := ctl.opts.Engine.Requeue; reason == ReasonDeviceUnhealthy && pol.BackoffBase > 0 {
 		// Shown as Kueue shows it; the scheduler computes the same time (feed.go backOff).
-		st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Truncate(time.Second).Add(pol.Wait(failuresOf(wl) + 1))))
+		st.RequeueState.RequeueAt = ptr.To(metav1.NewTime(now.Truncate(time.Second).Add(pol.Wait(failures + 1))))
 	}
 	if err := ctl.writeWorkloadStatus(ctx, wl, st); err != nil {
 		return err
@@ -91,7 +95,7 @@ func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []
 			if wl.Annotations == nil {
 				wl.Annotations = map[string]string{}
 			}
-			wl.Annotations[AnnotationFailures] = strconv.Itoa(failuresOf(wl) + 1)
+			wl.Annotations[AnnotationFailures] = strconv.Itoa(failures + 1)
 		}
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -117,16 +118,18 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) (changed bool, err error)
 		if t.admitted() {
 			s.Started(id, admittedAt(t.obj))
 			k.running = true
-		} else {
-			backOff(s, id, t.obj) // a restart resumes a backoff in progress
+		} else if err := backOff(s, id, t.obj); err != nil { // a restart resumes a backoff in progress
+			return true, err
 		}
 	case t.admitted() && !k.running:
 		s.Started(id, admittedAt(t.obj))
 		k.running = true
 	case !t.admitted() && k.running:
 		s.Requeued(id, queuedAt(t.obj), t.model.MaxRuntime)
-		backOff(s, id, t.obj)
 		k.running = false
+		if err := backOff(s, id, t.obj); err != nil {
+			return true, err
+		}
 	default:
 		return false, nil
 	}
@@ -134,22 +137,31 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) (changed bool, err error)
 }
 
 // backOff hands the scheduler the requeue backoff of a pending workload last evicted
-// by a failure (engine.Scheduler.BackOff; nothing without a requeue policy).
-func backOff(s *engine.Scheduler, id api.WorkloadID, obj *v1alpha1.Workload) {
+// by a failure (engine.Scheduler.BackOff; nothing without a requeue policy). An
+// unreadable failure count is reported and counts as this one failure.
+func backOff(s *engine.Scheduler, id api.WorkloadID, obj *v1alpha1.Workload) error {
 	c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.WorkloadEvicted)
 	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonDeviceUnhealthy {
-		return
+		return nil
 	}
-	s.BackOff(id, c.LastTransitionTime.Time, failuresOf(obj))
+	n, err := failuresOf(obj)
+	s.BackOff(id, c.LastTransitionTime.Time, max(n, 1))
+	return err
 }
 
-// failuresOf is the workload's count of evictions by failures (AnnotationFailures).
-func failuresOf(obj *v1alpha1.Workload) int {
-	n, err := strconv.Atoi(obj.Annotations[AnnotationFailures])
-	if err != nil || n < 0 {
-		return 0
+// failuresOf is the workload's count of evictions by failures (AnnotationFailures; 0
+// when absent), or an error naming the Workload and the annotation when it is not a
+// non-negative count.
+func failuresOf(obj *v1alpha1.Workload) (int, error) {
+	v, ok := obj.Annotations[AnnotationFailures]
+	if !ok {
+		return 0, nil
 	}
-	return n
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("Workload %s/%s: annotation %s: %q is not a count of failures (a non-negative integer)", obj.Namespace, obj.Name, AnnotationFailures, v)
+	}
+	return n, nil
 }
 
 // notice is a preemption notice the committer applied.
