@@ -46,7 +46,7 @@ func (q *Quota) AssignWithout(wl *api.Workload, cq string, without map[string]bo
 		if psa.Mode < a.Mode || (psa.Mode == a.Mode && a.Code == ReasonNone) {
 			a.Mode, a.Code = psa.Mode, psa.Code
 			if psa.Code != ReasonNone {
-				a.Message = fmt.Sprintf("pod set %q: %s", ps.Name, firstReason(psa))
+				a.why = len(a.PodSets) + 1
 			}
 		}
 		a.PodSets = append(a.PodSets, psa)
@@ -56,6 +56,17 @@ func (q *Quota) AssignWithout(wl *api.Workload, cq string, without map[string]bo
 	}
 	as.fillUsage(&a)
 	return a
+}
+
+// Why is one line for humans on why the assignment is what it is: Message where that
+// was set, else the first reason of the pod set that decided the mode (rendered here,
+// not in the cycle). Details are in PodSets[i].Tried.
+func (a Assignment) Why() string {
+	if a.Message != "" || a.why == 0 || a.why > len(a.PodSets) {
+		return a.Message
+	}
+	ps := a.PodSets[a.why-1]
+	return fmt.Sprintf("pod set %q: %s", ps.Name, firstReason(ps))
 }
 
 func firstReason(p PodSetAssignment) string {
@@ -86,13 +97,13 @@ func (as *assigner) podSet(ps *api.PodSet) PodSetAssignment {
 	out := PodSetAssignment{Name: ps.Name, Count: ps.Count, Mode: Fit}
 	if ps.Count <= 0 {
 		out.Mode, out.Code = NoFit, InvalidWorkload
-		out.Tried = []FlavorAttempt{{Mode: NoFit, Code: InvalidWorkload, Reasons: []string{fmt.Sprintf("count %d must be positive", ps.Count)}}}
+		out.Tried = []FlavorAttempt{{Mode: NoFit, Code: InvalidWorkload, Reasons: []Why{textWhy(fmt.Sprintf("count %d must be positive", ps.Count))}}}
 		return out
 	}
 	need, err := as.q.s.needs(as.cq, ps)
 	if err != nil {
 		out.Mode, out.Code = NoFit, ResourceNotCovered
-		out.Tried = []FlavorAttempt{{Mode: NoFit, Code: ResourceNotCovered, Reasons: []string{err.Error()}}}
+		out.Tried = []FlavorAttempt{{Mode: NoFit, Code: ResourceNotCovered, Reasons: []Why{textWhy(err.Error())}}}
 		return out
 	}
 	for _, g := range need.sortedGroups() {
@@ -148,11 +159,11 @@ func (as *assigner) group(need podSetNeed, g int) (*flavorChoice, []FlavorAttemp
 	for _, fq := range rg.Flavors {
 		flavor := as.q.s.flavors[fq.Name]
 		if as.without[fq.Name] {
-			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []string{"excluded by the caller"}})
+			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []Why{textWhy("excluded by the caller")}})
 			continue
 		}
 		if ok, why := flavorAdmits(flavor, need.ps); !ok {
-			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []string{why}})
+			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []Why{textWhy(why)}})
 			continue
 		}
 		choice, attempt := as.rate(need, g, flavor)
@@ -196,13 +207,13 @@ func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (fl
 		amount, err := as.q.s.amount(need, r, flavor)
 		if err != nil {
 			worst(NoFit, InvalidWorkload)
-			attempt.Reasons = append(attempt.Reasons, err.Error())
+			attempt.Reasons = append(attempt.Reasons, textWhy(err.Error()))
 			continue
 		}
 		f, ok := as.q.s.frIndex[FlavorResource{flavor.Name, r}]
 		if !ok || !as.q.hasQuotaEntry(as.cq, g, flavor.Name, r) {
 			worst(NoFit, ExceedsMaxQuota)
-			attempt.Reasons = append(attempt.Reasons, fmt.Sprintf("no quota for %s in flavor %s", r, flavor.Name))
+			attempt.Reasons = append(attempt.Reasons, Why{Kind: WhyNoQuota, Resource: r, Flavor: flavor.Name})
 			continue
 		}
 		m, code, why := as.q.rateCell(as.cq, f, amount, as.assumed[f])
@@ -213,7 +224,7 @@ func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (fl
 	}
 	if choice.mode == Preempt && !as.q.preemptionPossible(as.cq) {
 		choice.mode, attempt.Mode, attempt.Code = NoFit, NoFit, WaitingForQuota
-		attempt.Reasons = append(attempt.Reasons, "preemption is not enabled for this clusterqueue")
+		attempt.Reasons = append(attempt.Reasons, Why{Kind: WhyNoPreemption})
 	}
 	return choice, attempt
 }
@@ -234,48 +245,52 @@ func (q *Quota) hasQuotaEntry(cq nodeID, g int, flavor string, r resources.Name)
 }
 
 // rateCell rates amount of cell f for cq, on top of assumed (earlier pod sets of the
-// same workload), and explains the rating in one sentence.
-func (q *Quota) rateCell(cq nodeID, f frID, amount, assumed resources.Amount) (Mode, ReasonCode, string) {
+// same workload), and says why as a value.
+func (q *Quota) rateCell(cq nodeID, f frID, amount, assumed resources.Amount) (Mode, ReasonCode, Why) {
 	s := q.s
 	i := s.idx(cq, f)
 	fr := s.frs[f]
 	total := resources.SatAdd(amount, assumed)
-	need := fmt.Sprintf("needs %s %s in flavor %s", resources.Format(fr.Resource, amount), fr.Resource, fr.Flavor)
-	free := max(0, s.nominal[i]-q.usage[i]-assumed)
-	quota := fmt.Sprintf("%s free of nominal %s", resources.Format(fr.Resource, free), resources.Format(fr.Resource, s.nominal[i]))
+	why := Why{Resource: fr.Resource, Flavor: fr.Flavor, Amount: amount, Nominal: s.nominal[i],
+		Free: max(0, s.nominal[i]-q.usage[i]-assumed)}
 	if limit := q.potential(cq, f); total > limit {
-		return NoFit, ExceedsMaxQuota, fmt.Sprintf("%s, more than clusterqueue %s can ever use (nominal %s, at most %s with borrowing)",
-			need, s.nodes[cq].name, resources.Format(fr.Resource, s.nominal[i]), resources.Format(fr.Resource, limit))
+		why.Kind, why.ClusterQueue, why.Limit = WhyExceedsMax, s.nodes[cq].name, limit
+		return NoFit, ExceedsMaxQuota, why
 	}
 	avail := q.available(cq, f)
 	if total <= avail {
 		if resources.SatAdd(q.usage[i], total) > s.subtree[i] {
-			borrow := resources.SatAdd(q.usage[i], total) - max(s.subtree[i], q.usage[i])
-			return Borrow, ReasonNone, fmt.Sprintf("%s, %s, borrows %s from cohort %s", need, quota, resources.Format(fr.Resource, borrow), q.parentName(cq))
+			why.Kind, why.Cohort = WhyBorrows, q.parentName(cq)
+			why.Borrow = resources.SatAdd(q.usage[i], total) - max(s.subtree[i], q.usage[i])
+			return Borrow, ReasonNone, why
 		}
-		return Fit, ReasonNone, fmt.Sprintf("%s, %s", need, quota)
+		why.Kind = WhyFits
+		return Fit, ReasonNone, why
 	}
-	return Preempt, WaitingForQuota, fmt.Sprintf("%s, %s, %s", need, quota, q.whyNoBorrow(cq, f))
+	why.Kind = WhyShort
+	q.whyNoBorrow(cq, f, &why)
+	return Preempt, WaitingForQuota, why
 }
 
-// whyNoBorrow explains why the cohort cannot supply the rest.
-func (q *Quota) whyNoBorrow(cq nodeID, f frID) string {
+// whyNoBorrow records why the cohort cannot supply the rest.
+func (q *Quota) whyNoBorrow(cq nodeID, f frID, why *Why) {
 	s := q.s
 	parent := s.nodes[cq].parent
-	fr := s.frs[f]
 	if parent == noNode {
-		return "cannot borrow: not in a cohort"
+		why.NoBorrow = NotInCohort
+		return
 	}
 	i := s.idx(cq, f)
 	if bl := s.borrowLimit[i]; bl != noLimit {
 		borrowed := max(0, q.usage[i]-s.subtree[i])
 		if borrowed >= bl {
-			return fmt.Sprintf("cannot borrow: borrowing limit %s reached", resources.Format(fr.Resource, bl))
+			why.NoBorrow, why.BorrowLimit = BorrowLimitReached, bl
+			return
 		}
 	}
 	// What the cohort can add beyond the queue's own unused nominal quota.
-	lendable := max(0, q.available(cq, f)-max(0, s.nominal[i]-q.usage[i]))
-	return fmt.Sprintf("cannot borrow: cohort %s has %s unused", s.nodes[parent].name, resources.Format(fr.Resource, lendable))
+	why.NoBorrow, why.Cohort = CohortShort, s.nodes[parent].name
+	why.Lendable = max(0, q.available(cq, f)-max(0, s.nominal[i]-q.usage[i]))
 }
 
 func (q *Quota) parentName(n nodeID) string {

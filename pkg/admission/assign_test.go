@@ -170,7 +170,7 @@ func TestExplanationNamesCohortAndQuota(t *testing.T) {
 	}
 	a := m.assign(gt.MakeWorkload("ns-a", "big").Request(gpu, "8").Obj())
 	want := "needs 8 nvidia.com/gpu in flavor h100, 4 free of nominal 128, cannot borrow: cohort global has 0 unused"
-	if a.Mode != Preempt || a.PodSets[0].Tried[0].Reasons[0] != want {
+	if a.Mode != Preempt || a.PodSets[0].Tried[0].Reasons[0].String() != want {
 		t.Fatalf("mode %s, reason %q; want Preempt, %q", a.Mode, a.PodSets[0].Tried[0].Reasons, want)
 	}
 }
@@ -257,7 +257,7 @@ func TestAssignWithoutExcludedFlavors(t *testing.T) {
 	m := newAdmitter(t, objs, Options{})
 	w := gt.MakeWorkload("ns-a", "w").Request(gpu, "2").Obj()
 	a := m.Quota.AssignWithout(w, "a", map[string]bool{"spot": true})
-	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Reasons[0] != "excluded by the caller" {
+	if a.Mode != Fit || a.PodSets[0].Flavor(gpu) != "ondemand" || a.PodSets[0].Tried[0].Reasons[0].String() != "excluded by the caller" {
 		t.Fatalf("got %s, tried %+v; want ondemand with spot excluded", a, a.PodSets[0].Tried)
 	}
 	if a := m.Quota.AssignWithout(w, "a", map[string]bool{"spot": true, "ondemand": true}); a.Code != NoFlavorMatches {

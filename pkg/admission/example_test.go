@@ -45,7 +45,7 @@ func ExampleQuota() {
 		}
 		a := quota.Assign(wl, r.ClusterQueue)
 		if !a.Fits() {
-			fmt.Println(a.Code, "-", a.PodSets[0].Tried[0].Reasons[0])
+			fmt.Println(a.Code, "-", a.PodSets[0].Tried[0].Reasons[0].String())
 			continue
 		}
 		fmt.Println(a)

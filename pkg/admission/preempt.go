@@ -45,7 +45,7 @@ func (q *Quota) FindVictims(wl *api.Workload, a Assignment, protected func(api.W
 	case a.Mode >= Borrow:
 		return PreemptionResult{Message: "fits without preemption"}
 	case a.Mode == NoFit:
-		return PreemptionResult{Code: a.Code, Message: "does not fit even with preemption: " + a.Message}
+		return PreemptionResult{Code: a.Code, Message: "does not fit even with preemption: " + a.Why()}
 	}
 	cq, ok := q.s.cqID(a.ClusterQueue)
 	if !ok {

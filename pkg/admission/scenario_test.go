@@ -30,7 +30,7 @@ func TestBorrowUpToLimitThenReclaim(t *testing.T) {
 	// The borrowing limit caps a at 12 even though b has 8 unused; nothing to preempt.
 	a4 := gt.MakeWorkload("ns-a", "a4").Created(4*time.Second).Request(gpu, "4").Obj()
 	got := m.assign(a4)
-	if got.Mode != Preempt || !strings.Contains(got.PodSets[0].Tried[0].Reasons[0], "borrowing limit 4 reached") {
+	if got.Mode != Preempt || !strings.Contains(got.PodSets[0].Tried[0].Reasons[0].String(), "borrowing limit 4 reached") {
 		t.Fatalf("a4: mode %s, reasons %v; want Preempt with the borrowing limit explained", got.Mode, got.PodSets[0].Tried)
 	}
 	if res := m.FindVictims(a4, got, nil); res.Code != WaitingForQuota || len(res.Victims) != 0 {
@@ -115,7 +115,7 @@ func TestFlavorFallbackH100ToA100(t *testing.T) {
 	}
 	tried := a.PodSets[0].Tried
 	if len(tried) != 2 || tried[0].Flavor != "h100" || tried[0].Mode != NoFit ||
-		tried[0].Reasons[0] != "needs 4 nvidia.com/gpu in flavor h100, 2 free of nominal 8, cannot borrow: not in a cohort" {
+		tried[0].Reasons[0].String() != "needs 4 nvidia.com/gpu in flavor h100, 2 free of nominal 8, cannot borrow: not in a cohort" {
 		t.Fatalf("tried %+v: want h100 rejected with its reason, then a100", tried)
 	}
 }

@@ -97,7 +97,7 @@ type FlavorAttempt struct {
 	Code   ReasonCode // ReasonNone when the flavor fits (Mode Fit or Borrow)
 	// Reasons explain the outcome per resource, e.g. "needs 8 nvidia.com/gpu in flavor
 	// h100, 4 free of nominal 128, cannot borrow: cohort global has 0 unused".
-	Reasons []string
+	Reasons []Why
 }
 
 // ResourceAssignment is the flavor chosen for one resource of a pod set.
@@ -137,8 +137,11 @@ type Assignment struct {
 	ClusterQueue string
 	Mode         Mode
 	Code         ReasonCode // ReasonNone when Mode is Fit or Borrow
-	Message      string     // one line for humans; details are in PodSets[i].Tried
-	PodSets      []PodSetAssignment
+	// Message is a fixed line for humans (a missing ClusterQueue, an invalid workload);
+	// read Why(), which also renders the reason of the pod set that decided the mode.
+	Message string
+	why     int // 1 + the index of that pod set; 0: none
+	PodSets []PodSetAssignment
 	// Usage is the total quota the workload takes, per flavor and resource, sorted.
 	Usage []FlavorAmount
 	// Borrowed is the part of Usage above the ClusterQueue's nominal quota, sorted.

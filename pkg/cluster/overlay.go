@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -196,7 +197,7 @@ func (o *Overlay) Snapshot() *Snapshot {
 	next := &Snapshot{
 		nodes:      make([]*nodeState, len(o.base.nodes)),
 		byName:     o.base.byName,
-		pods:       make(map[PodRef]BoundPod, len(o.base.pods)+len(o.pods)),
+		pods:       maps.Clone(o.base.pods), // copies the table whole, no rehashing
 		topologies: o.base.topologies,
 		domains:    o.base.domains,
 		index:      o.snapshotIndex(),
@@ -217,8 +218,8 @@ func (o *Overlay) Snapshot() *Snapshot {
 			next.nodes[i] = o.base.nodes[i]
 		}
 	}
-	for k, p := range o.base.pods {
-		next.pods[k] = p
+	if next.pods == nil {
+		next.pods = make(map[PodRef]BoundPod, len(o.pods))
 	}
 	for k, p := range o.pods {
 		if p == nil {
@@ -240,9 +241,7 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 		}
 	})
 	if !fits {
-		use := chargeOn(cur.node, bp.Requests)
-		_, short := use.Fits(cur.free)
-		return fmt.Errorf("pod %s: node %s: not enough free %v (requests %s, free %s)", bp.Ref, bp.Node, short, use, cur.free)
+		return &ShortError{Pod: bp.Ref, Node: bp.Node, Use: chargeOn(cur.node, bp.Requests), Free: cur.free.Clone()}
 	}
 	hasDevices := !bp.Devices.IsZero()
 	if hasDevices && cur.devices == nil {
@@ -251,7 +250,7 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 	st := o.writable(i)
 	if hasDevices {
 		if err := st.devices.Commit(bp.Devices); err != nil {
-			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
+			return &PodError{Pod: bp.Ref, Node: bp.Node, Err: err}
 		}
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
@@ -274,7 +273,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 	st := o.writable(i)
 	if !bp.Devices.IsZero() && st.devices != nil {
 		if err := st.devices.Release(bp.Devices); err != nil {
-			return fmt.Errorf("pod %s: node %s: %w", bp.Ref, bp.Node, err)
+			return &PodError{Pod: bp.Ref, Node: bp.Node, Err: err}
 		}
 		o.refile(i, st, bp.Devices, false)
 	}

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -43,7 +44,7 @@ func (n *NodeDevices) apply(a Assignment, take bool) error {
 			err = g.give(d)
 		}
 		if err != nil {
-			return fmt.Errorf("device %s: %w", d.ID(), err)
+			return &DeviceError{Device: d, Err: err}
 		}
 	}
 	for _, t := range touched {
@@ -52,6 +53,33 @@ func (n *NodeDevices) apply(a Assignment, take bool) error {
 	}
 	return nil
 }
+
+// The ways a commit or release of one device fails. They are values, not formatted
+// per call: a placement that probes an overlay meets them often and shows few of them.
+var (
+	errUnhealthy       = errors.New("GPU is unhealthy")
+	errNotWhole        = errors.New("GPU is not offered whole")
+	errGPUInUse        = errors.New("GPU is already in use")
+	errInstanceInUse   = errors.New("MIG instance is already in use")
+	errReplicaInUse    = errors.New("replica is already in use")
+	errNotFractional   = errors.New("GPU is not fractional")
+	errHeldWhole       = errors.New("GPU is held whole")
+	errNotHeldWhole    = errors.New("GPU is not held whole")
+	errInstanceNotHeld = errors.New("MIG instance is not held")
+	errReplicaNotHeld  = errors.New("replica is not held")
+	errNoInstances     = errors.New("GPU has no MIG instances")
+	errNotReplicated   = errors.New("GPU is not time-sliced or MPS")
+)
+
+// DeviceError is a device that could not be committed or released, and why; the
+// device ID is rendered only when the error is.
+type DeviceError struct {
+	Device Device
+	Err    error
+}
+
+func (e *DeviceError) Error() string { return "device " + e.Device.ID() + ": " + e.Err.Error() }
+func (e *DeviceError) Unwrap() error { return e.Err }
 
 // touchedGPU is the working copy of one GPU an assignment changes.
 type touchedGPU struct {
@@ -62,15 +90,15 @@ type touchedGPU struct {
 // take holds device d on g.
 func (g *gpuState) take(d Device) error {
 	if !g.healthy {
-		return fmt.Errorf("GPU is unhealthy")
+		return errUnhealthy
 	}
 	switch d.Kind {
 	case WholeGPU:
 		if g.kind != unitWhole && g.kind != unitShare {
-			return fmt.Errorf("GPU is not offered whole")
+			return errNotWhole
 		}
 		if !g.entirelyFree() {
-			return fmt.Errorf("GPU is already in use")
+			return errGPUInUse
 		}
 		g.wholeUsed = true
 		return nil
@@ -80,7 +108,7 @@ func (g *gpuState) take(d Device) error {
 			return err
 		}
 		if g.instUsed[k] {
-			return fmt.Errorf("MIG instance is already in use")
+			return errInstanceInUse
 		}
 		g.instUsed[k] = true
 		return nil
@@ -89,7 +117,7 @@ func (g *gpuState) take(d Device) error {
 			return err
 		}
 		if g.replicaUsed[d.Replica] {
-			return fmt.Errorf("replica is already in use")
+			return errReplicaInUse
 		}
 		g.replicaUsed[d.Replica] = true
 		return nil
@@ -101,10 +129,10 @@ func (g *gpuState) take(d Device) error {
 
 func (g *gpuState) takeShare(d Device) error {
 	if g.kind != unitShare {
-		return fmt.Errorf("GPU is not fractional")
+		return errNotFractional
 	}
 	if g.wholeUsed {
-		return fmt.Errorf("GPU is held whole")
+		return errHeldWhole
 	}
 	if d.Milli < 0 || d.Memory < 0 || (d.Milli == 0 && d.Memory == 0) {
 		return fmt.Errorf("share of %dm and %d MiB is empty or negative", d.Milli, d.Memory)
@@ -123,7 +151,7 @@ func (g *gpuState) give(d Device) error {
 	switch d.Kind {
 	case WholeGPU:
 		if !g.wholeUsed {
-			return fmt.Errorf("GPU is not held whole")
+			return errNotHeldWhole
 		}
 		g.wholeUsed = false
 		return nil
@@ -133,7 +161,7 @@ func (g *gpuState) give(d Device) error {
 			return err
 		}
 		if !g.instUsed[k] {
-			return fmt.Errorf("MIG instance is not held")
+			return errInstanceNotHeld
 		}
 		g.instUsed[k] = false
 		return nil
@@ -142,7 +170,7 @@ func (g *gpuState) give(d Device) error {
 			return err
 		}
 		if !g.replicaUsed[d.Replica] {
-			return fmt.Errorf("replica is not held")
+			return errReplicaNotHeld
 		}
 		g.replicaUsed[d.Replica] = false
 		return nil
@@ -167,7 +195,7 @@ func (g *gpuState) giveShare(d Device) error {
 
 func (g *gpuState) instanceIndex(in Instance) (int, error) {
 	if g.kind != unitMIG {
-		return 0, fmt.Errorf("GPU has no MIG instances")
+		return 0, errNoInstances
 	}
 	for k, have := range g.spec.Instances {
 		if have == in {
@@ -179,7 +207,7 @@ func (g *gpuState) instanceIndex(in Instance) (int, error) {
 
 func (g *gpuState) checkReplica(k int) error {
 	if g.kind != unitReplica {
-		return fmt.Errorf("GPU is not time-sliced or MPS")
+		return errNotReplicated
 	}
 	if k < 0 || k >= len(g.replicaUsed) {
 		return fmt.Errorf("replica %d out of range 0..%d", k, len(g.replicaUsed)-1)

@@ -165,7 +165,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFa
 	if c.e.cfg.Preemption && c.preemptForNodes(p, a, why, tried) {
 		return
 	}
-	if c.e.cfg.Reservations && len(c.out.Reservations) < c.e.cfg.reservationDepth() {
+	if c.slotLeft() {
 		c.personal = true // where a reservation goes depends on the workload's runtime
 		call := c.call(p.Workload, a)
 		call.Running = c.runningByEnd()

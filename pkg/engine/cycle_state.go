@@ -52,12 +52,17 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	}
 	in.Draining = s.draining()
 	var rejects []plan.Rejection
+	seeker := s.slotSeeker(w)
 	for id, e := range s.active {
 		if e.park == ParkedReserved && w.Unchanged {
 			continue // refused behind reservations and nothing changed since
 		}
 		if r, blocked := s.queueBlock(e); blocked {
 			rejects = append(rejects, r)
+			continue
+		}
+		if seeker(e) {
+			in.SlotSeekers = append(in.SlotSeekers, s.pendingOf(e))
 			continue
 		}
 		in.Pending = append(in.Pending, s.pendingOf(e))

@@ -138,4 +138,10 @@ type Input struct {
 	// cycle runs, each once the member before it took a step a NoFit did not end
 	// (followers.go). Nil: the cycle visits Pending only.
 	Followers Followers
+	// SlotSeekers are pending workloads the nodes cannot host as the cycle starts (a
+	// necessary condition failed; none may preempt or follow a StrictFIFO head), handed
+	// apart because the only thing a visit could give them is one of the reservation
+	// slots: the cycle visits them in order while slots are left and not after
+	// (reserve_seekers.go). Nil: every pending workload is in Pending.
+	SlotSeekers []Pending
 }

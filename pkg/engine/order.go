@@ -95,6 +95,10 @@ type visits struct {
 	pos     map[string]int // 1-based place within its ClusterQueue
 	perCQ   map[string]int
 	fetched map[api.WorkloadID]bool // handed in by Followers
+	// seekers are Input.SlotSeekers, visited only while seeking() says a reservation
+	// slot is left (reserve_seekers.go).
+	seekers keyedHeap
+	seeking func() bool
 }
 
 func newVisits(pending []Pending, k *keyer) *visits {
@@ -135,6 +139,11 @@ func (v *visits) add(p Pending) {
 // pop is the next workload to visit.
 func (v *visits) pop() (Pending, bool) {
 	inSorted := v.next < len(v.sorted)
+	if v.seekerFirst(inSorted) {
+		p := heap.Pop(&v.seekers).(keyed).p
+		v.place(p)
+		return p, true
+	}
 	if len(v.later) > 0 && (!inSorted || v.later[0].k.less(v.keys[v.next])) {
 		return heap.Pop(&v.later).(keyed).p, true
 	}

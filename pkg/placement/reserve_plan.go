@@ -2,7 +2,9 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -97,10 +99,12 @@ func beforeEarliest(t time.Time, groups []endGroup, start int) bool {
 
 // firstFit finds the first end group after which the gang fits, searching from start
 // (no group before it frees enough GPUs). Without held reservations freeing capacity
-// only helps, so the first fit is found by galloping from start and then bisecting: a
-// few probes when the gang fits soon after the GPU count allows it, the common case.
-// Held reservations that begin along the way break that order, so with any held the
-// groups are walked one by one: the ETA is then exactly the first end time that fits.
+// only helps, so the first fit is found by galloping up from start and then bisecting:
+// a few probes that release only the groups up to about twice the answer when the gang
+// fits soon after the GPU count allows it, the common case (probing the last group
+// first would release every running workload each time). Held reservations that begin
+// along the way break that order, so with any held the groups are walked one by one:
+// the ETA is then exactly the first end time that fits.
 func firstFit(w *walk, start int) (int, bool) {
 	n := len(w.groups)
 	if start >= n {
@@ -109,16 +113,17 @@ func firstFit(w *walk, start int) (int, bool) {
 	if len(w.held) > 0 {
 		return w.linearFit(start)
 	}
-	if !w.fitsAt(n - 1) {
-		return 0, false
-	}
-	lo, hi := start-1, n-1 // lo is before the first fit, fitsAt(hi) is true
-	for step := 1; lo+step < hi; step *= 2 {
-		if w.fitsAt(lo + step) {
-			hi = lo + step
+	lo, hi := start-1, -1 // lo is before the first fit; fitsAt(hi) is true once hi >= 0
+	for step := 1; hi < 0; step *= 2 {
+		probe := min(lo+step, n-1)
+		if w.fitsAt(probe) {
+			hi = probe
 			break
 		}
-		lo += step
+		if probe == n-1 {
+			return 0, false
+		}
+		lo = probe
 	}
 	return lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return w.fitsAt(lo + 1 + i) }), true
 }
@@ -248,34 +253,52 @@ func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, 
 }
 
 // groupByEnd sorts bounded workloads by end time (ties by ID) into groups; an end in
-// the past counts as now (the workload is overdue and about to be stopped).
+// the past counts as now (the workload is overdue and about to be stopped). The groups
+// share rs's backing array where they can (a caller that hands rs sorted, SortByEnd,
+// pays no copy): every reservation of a cycle walks them.
 func groupByEnd(rs []Running, now time.Time) ([]endGroup, []api.WorkloadID) {
-	var bounded []Running
-	var unbounded []api.WorkloadID
-	for _, r := range rs {
-		if r.ExpectedEnd.IsZero() {
-			unbounded = append(unbounded, r.ID)
-			continue
-		}
-		if r.ExpectedEnd.Before(now) {
-			r.ExpectedEnd = now
-		}
-		bounded = append(bounded, r)
+	if !slices.IsSortedFunc(rs, compareEnds) {
+		rs = slices.Clone(rs)
+		slices.SortFunc(rs, compareEnds)
 	}
-	less := func(i, j int) bool { return EndsBefore(bounded[i], bounded[j]) }
-	if !sort.SliceIsSorted(bounded, less) { // a caller may hand them sorted (SortByEnd)
-		sort.Slice(bounded, less)
+	b := 0 // unbounded ends are zero: they sort first, in ID order
+	for b < len(rs) && rs[b].ExpectedEnd.IsZero() {
+		b++
 	}
-	sort.Slice(unbounded, func(i, j int) bool { return unbounded[i] < unbounded[j] })
+	unbounded := make([]api.WorkloadID, b)
+	for i := range unbounded {
+		unbounded[i] = rs[i].ID
+	}
 	var groups []endGroup
-	for _, r := range bounded {
-		if n := len(groups); n > 0 && groups[n-1].at.Equal(r.ExpectedEnd) {
-			groups[n-1].members = append(groups[n-1].members, r)
-			continue
+	o := b
+	for o < len(rs) && !rs[o].ExpectedEnd.After(now) {
+		o++
+	}
+	if o > b { // overdue or ending now: one group at now, in ID order
+		due := slices.Clone(rs[b:o])
+		for i := range due {
+			due[i].ExpectedEnd = now
 		}
-		groups = append(groups, endGroup{at: r.ExpectedEnd, members: []Running{r}})
+		slices.SortFunc(due, func(x, y Running) int { return strings.Compare(string(x.ID), string(y.ID)) })
+		groups = append(groups, endGroup{at: now, members: due})
+	}
+	for i := o; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].ExpectedEnd.Equal(rs[i].ExpectedEnd) {
+			j++
+		}
+		groups = append(groups, endGroup{at: rs[i].ExpectedEnd, members: rs[i:j:j]})
+		i = j
 	}
 	return groups, unbounded
+}
+
+// compareEnds is EndsBefore as a comparison.
+func compareEnds(a, b Running) int {
+	if c := a.ExpectedEnd.Compare(b.ExpectedEnd); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.ID), string(b.ID))
 }
 
 // EndsBefore is the order reservation walks take running workloads in: by expected end,
@@ -289,9 +312,7 @@ func EndsBefore(a, b Running) bool {
 }
 
 // SortByEnd sorts rs by EndsBefore.
-func SortByEnd(rs []Running) {
-	sort.Slice(rs, func(i, j int) bool { return EndsBefore(rs[i], rs[j]) })
-}
+func SortByEnd(rs []Running) { slices.SortFunc(rs, compareEnds) }
 
 // heldBefore drops w's own reservation from held.
 func heldBefore(held ReservationSet, w api.WorkloadID) ReservationSet {

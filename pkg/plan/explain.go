@@ -66,8 +66,8 @@ func (r Rejection) Explain() []string {
 
 // appendQuota renders admission's assignment: its message, then every flavor tried.
 func appendQuota(out []string, a *admission.Assignment) []string {
-	if a.Message != "" {
-		out = append(out, a.Message)
+	if why := a.Why(); why != "" {
+		out = append(out, why)
 	}
 	for _, ps := range a.PodSets {
 		for _, t := range ps.Tried {
@@ -75,8 +75,12 @@ func appendQuota(out []string, a *admission.Assignment) []string {
 			if t.Code != admission.ReasonNone {
 				line += " (" + string(t.Code) + ")"
 			}
-			if len(t.Reasons) > 0 {
-				line += ": " + strings.Join(t.Reasons, "; ")
+			for i, why := range t.Reasons {
+				sep := "; "
+				if i == 0 {
+					sep = ": "
+				}
+				line += sep + why.String()
 			}
 			out = append(out, line)
 		}
@@ -129,7 +133,7 @@ func (b Backoff) String() string {
 
 func (f Fallback) String() string {
 	if a := f.Quota; a != nil {
-		return fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", strings.Join(f.Without, ","), a.Mode, a.Code, a.Message)
+		return fmt.Sprintf("fallback without flavor %s: quota %s (%s) %s", strings.Join(f.Without, ","), a.Mode, a.Code, a.Why())
 	}
 	var code Reason
 	var lines []string

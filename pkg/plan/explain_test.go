@@ -20,9 +20,9 @@ var (
 		Message: `pod set "worker": flavor h100: needs 24 nvidia.com/gpu in flavor h100, 16 free of nominal 24, cannot borrow: cohort global has 0 unused`,
 		PodSets: []admission.PodSetAssignment{
 			{Name: "master", Tried: []admission.FlavorAttempt{{Flavor: "h100", Mode: admission.Fit,
-				Reasons: []string{"needs 8 nvidia.com/gpu in flavor h100, 24 free of nominal 24"}}}},
+				Reasons: []admission.Why{{Text: "needs 8 nvidia.com/gpu in flavor h100, 24 free of nominal 24"}}}}},
 			{Name: "worker", Tried: []admission.FlavorAttempt{{Flavor: "h100", Mode: admission.Preempt, Code: admission.WaitingForQuota,
-				Reasons: []string{"needs 24 nvidia.com/gpu in flavor h100, 16 free of nominal 24", "cannot borrow: cohort global has 0 unused"}}}},
+				Reasons: []admission.Why{{Text: "needs 24 nvidia.com/gpu in flavor h100, 16 free of nominal 24"}, {Text: "cannot borrow: cohort global has 0 unused"}}}}},
 		}}
 	quotaWaitLines = []string{
 		`pod set "worker": flavor h100: needs 24 nvidia.com/gpu in flavor h100, 16 free of nominal 24, cannot borrow: cohort global has 0 unused`,
@@ -82,7 +82,7 @@ func TestExplain(t *testing.T) {
 			[]string{"workload ns/w: no pod sets"}},
 		{"resource not covered", plan.LayerAdmission, plan.ReasonResourceNotCovered,
 			&plan.Evidence{Quota: &admission.Assignment{Code: admission.ResourceNotCovered, PodSets: []admission.PodSetAssignment{{Name: "main",
-				Tried: []admission.FlavorAttempt{{Mode: admission.NoFit, Code: admission.ResourceNotCovered, Reasons: []string{"example.com/fpga is not covered"}}}}}}},
+				Tried: []admission.FlavorAttempt{{Mode: admission.NoFit, Code: admission.ResourceNotCovered, Reasons: []admission.Why{{Text: "example.com/fpga is not covered"}}}}}}}},
 			[]string{"pod set main, flavor : NoFit (ResourceNotCovered): example.com/fpga is not covered"}},
 		{"no flavor matches", plan.LayerAdmission, plan.ReasonNoFlavorMatches, &plan.Evidence{Quota: noFlavor},
 			[]string{"pod set main, flavor spot: NoFit (NoFlavorMatches)"}},

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,18 +45,17 @@ func (s *Simulator) runningViews() []placement.Running {
 		}
 		return s.views.list
 	}
-	s.views.list, s.views.of = s.views.list[:0], s.views.of[:0]
-	for _, id := range s.live {
-		if st := s.wls[id]; st.phase == plan.Running {
-			s.views.list = append(s.views.list, s.runningView(st))
-			s.views.of = append(s.views.of, st)
-		}
+	s.views.list = s.views.list[:0]
+	for _, st := range s.views.of {
+		s.views.list = append(s.views.list, s.runningView(st))
 	}
 	s.views.gen, s.views.built = s.runningGen, true
 	return s.views.list
 }
 
-// runningCache is what runningViews keeps between cycles.
+// runningCache is what runningViews keeps: of are the running workloads sorted by ID,
+// kept as they start and stop (move), so a rebuild walks the running ones only; list
+// their views as of gen.
 type runningCache struct {
 	list  []placement.Running
 	of    []*wlState
@@ -63,10 +63,22 @@ type runningCache struct {
 	built bool
 }
 
+// move adds st to the running workloads (in) or drops it.
+func (c *runningCache) move(st *wlState, in bool) {
+	i := sort.Search(len(c.of), func(i int) bool { return c.of[i].id >= st.id })
+	there := i < len(c.of) && c.of[i] == st
+	switch {
+	case in && !there:
+		c.of = slices.Insert(c.of, i, st)
+	case !in && there:
+		c.of = slices.Delete(c.of, i, i+1)
+	}
+}
+
 // runningView is a running workload as placement's preemption and reservations see it.
 func (s *Simulator) runningView(st *wlState) placement.Running {
 	r := placement.Running{
-		ID: st.w.ID(), Queue: st.clusterQueue, Priority: st.w.Priority, Created: st.w.Created,
+		ID: st.id, Queue: st.clusterQueue, Priority: st.w.Priority, Created: st.w.Created,
 		StartedAt: Epoch().Add(st.startedAt), GPUMilli: st.gpuMilli, MinRuntime: st.w.MinRuntime,
 		Preemptible: true, CapacityType: st.capacityType, Pods: st.pods,
 	}

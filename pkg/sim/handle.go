@@ -59,6 +59,7 @@ func (s *Simulator) setPhase(st *wlState, to plan.Phase) error {
 	}
 	if st.phase == plan.Running || next == plan.Running {
 		s.runningGen++ // the running views change (runningViews)
+		s.views.move(st, next == plan.Running)
 	}
 	st.phase = next
 	s.touchWorkload(st)
@@ -112,6 +113,8 @@ func (s *Simulator) notice(st *wlState, grace time.Duration, layer plan.Layer) {
 		return // already leaving: the earlier notice stands
 	}
 	st.phase = plan.Preempting // Running → Preempting is always allowed
+	s.runningGen++             // it leaves the running views
+	s.views.move(st, false)
 	s.touchWorkload(st)
 	if st.w.Timing.CheckpointEvery > 0 {
 		st.saved = st.progressAt(s.now) // the notice is the time to write a checkpoint

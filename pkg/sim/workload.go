@@ -12,6 +12,7 @@ import (
 
 // wlState is the simulator's record of one workload's life.
 type wlState struct {
+	id           api.WorkloadID // w.ID(), kept: the hot paths ask for it often
 	w            *api.Workload
 	clusterQueue string
 	phase        plan.Phase
