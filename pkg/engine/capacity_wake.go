@@ -170,7 +170,7 @@ func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[quotaClas
 	k := quotaClass{cq: e.res.ClusterQueue, shape: e.shape}
 	fit, ok := memo[k]
 	if !ok {
-		fit = q.Assign(e.w, e.res.ClusterQueue).Mode != admission.NoFit
+		fit = !q.Short(e.w, e.res.ClusterQueue) && q.Assign(e.w, e.res.ClusterQueue).Mode != admission.NoFit
 		memo[k] = fit
 	}
 	return fit

@@ -47,7 +47,10 @@ func (s *Simulator) runningViews() []placement.Running {
 	}
 	s.views.list = s.views.list[:0]
 	for _, st := range s.views.of {
-		s.views.list = append(s.views.list, s.runningView(st))
+		if st.view.ID != st.id || st.viewRun != st.run || st.w.Timing.CheckpointEvery > 0 {
+			st.view, st.viewRun = s.runningView(st), st.run
+		}
+		s.views.list = append(s.views.list, st.view)
 	}
 	s.views.gen, s.views.built = s.runningGen, true
 	return s.views.list
