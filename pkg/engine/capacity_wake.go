@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"sort"
-
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -127,24 +125,28 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 		if !s.mayGetQuota(first, q, fits) {
 			continue
 		}
-		var chain []*entry
+		var head *entry // the class's first followable member
+		rest := 0
 		for _, e := range members {
-			if s.followable(e) {
-				chain = append(chain, e)
-			} else {
+			switch {
+			case !s.followable(e):
 				woken = append(woken, e)
+			case head == nil || classBefore(e, head):
+				head = e
+				rest++
+			default:
+				rest++
 			}
 		}
-		if len(chain) == 0 {
+		if head == nil {
 			continue
 		}
-		sort.Slice(chain, func(i, j int) bool { return classBefore(chain[i], chain[j]) })
-		woken = append(woken, chain[0])
-		if len(chain) > 1 {
+		woken = append(woken, head)
+		if rest > 1 {
 			if s.chains == nil {
-				s.chains = map[string][]*entry{}
+				s.chains = map[string]*chain{}
 			}
-			s.chains[class] = chain[1:]
+			s.chains[class] = &chain{cq: head.res.ClusterQueue, members: members}
 		}
 	}
 	s.wakeEntries(woken)
@@ -160,8 +162,9 @@ func (s *Scheduler) preemptsOnNodes(e *entry) bool {
 }
 
 // mayGetQuota reports whether quota may now admit the members of e's class (all of
-// one ClusterQueue and shape): not when admission answers NoFit to a one-pod-set
-// workload of a queue that does not preempt.
+// one ClusterQueue and shape): not when admission is certainly short for a one-pod-set
+// workload of a queue that does not preempt (Quota.Short, a bound that costs a few
+// lookups: the cycle rates the woken member fully anyway).
 // Priority does not enter admission's answer, so it is asked once per quotaClass.
 func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[quotaClass]bool) bool {
 	if q == nil || len(e.w.PodSets) != 1 || preempts(e.policy) || !e.res.OK() {
@@ -170,7 +173,7 @@ func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[quotaClas
 	k := quotaClass{cq: e.res.ClusterQueue, shape: e.shape}
 	fit, ok := memo[k]
 	if !ok {
-		fit = !q.Short(e.w, e.res.ClusterQueue) && q.Assign(e.w, e.res.ClusterQueue).Mode != admission.NoFit
+		fit = !q.Short(e.w, e.res.ClusterQueue)
 		memo[k] = fit
 	}
 	return fit

@@ -34,19 +34,48 @@ func classBefore(a, b *entry) bool {
 	return a.id < b.id
 }
 
+// chain is the members of a followable class left parked behind its woken first
+// member. They are sorted only when the cycle follows the class past that member: most
+// classes woken by a finish stop at their first (the freed quota is taken by then).
+type chain struct {
+	cq      string
+	members map[api.WorkloadID]*entry // the class's quota index set, live
+	sorted  []*entry
+	ready   bool
+}
+
+// next materialises the chain on first use: the followable members still parked for
+// quota, in the cycle's order.
+func (c *chain) next(s *Scheduler) []*entry {
+	if !c.ready {
+		for _, e := range c.members {
+			if s.followable(e) {
+				c.sorted = append(c.sorted, e)
+			}
+		}
+		sort.Slice(c.sorted, func(i, j int) bool { return classBefore(c.sorted[i], c.sorted[j]) })
+		c.ready = true
+	}
+	return c.sorted
+}
+
 // Next hands the cycle the next member of class still parked for quota.
 func (s *Scheduler) Next(class string) (Pending, bool) {
-	chain := s.chains[class]
-	for len(chain) > 0 {
-		e := chain[0]
-		chain = chain[1:]
+	c := s.chains[class]
+	if c == nil {
+		return Pending{}, false
+	}
+	members := c.next(s)
+	for len(members) > 0 {
+		e := members[0]
+		members = members[1:]
 		if e.phase != phasePending || e.park != ParkedQuota {
 			continue // woken or gone since
 		}
 		if _, blocked := s.queueBlock(e); blocked {
 			continue
 		}
-		s.chains[class] = chain
+		c.sorted = members
 		s.setPark(e, NotParked)
 		s.considered++
 		return s.pendingOf(e), true
@@ -59,8 +88,8 @@ func (s *Scheduler) Next(class string) (Pending, bool) {
 func (s *Scheduler) ClusterQueues() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, chain := range s.chains {
-		if cq := chain[0].res.ClusterQueue; !seen[cq] {
+	for _, c := range s.chains {
+		if cq := c.cq; !seen[cq] {
 			seen[cq] = true
 			out = append(out, cq)
 		}

@@ -59,7 +59,7 @@ type Scheduler struct {
 	freedRoots                    map[string]bool // cohort trees where quota was freed since the last cycle
 	// chains are the parked members of followable classes behind a woken first member,
 	// for this cycle's Followers (chains.go).
-	chains map[string][]*entry
+	chains map[string]*chain
 	rng    *rand.Rand
 	seed   int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
 	parked parkedIndex
