@@ -84,7 +84,7 @@ func (s *Scheduler) BackOff(id api.WorkloadID, evictedAt time.Time, failures int
 // other event may come).
 func (s *Scheduler) NextWake() (time.Time, bool) {
 	var next time.Time
-	for _, e := range s.parked.byKind[ParkedBackoff] {
+	for _, e := range s.parked.byKind[ParkedBackoff].entries() {
 		if next.IsZero() || e.notBefore.Before(next) {
 			next = e.notBefore
 		}

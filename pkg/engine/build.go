@@ -57,7 +57,7 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	s := &Scheduler{eng: eng, resolver: resolver, flavors: map[string]api.ResourceFlavor{},
 		roots: cohortRoots(objs), wls: map[api.WorkloadID]*entry{}, retryAll: pol.RetryAll,
 		rng: rand.New(rand.NewSource(pol.Seed)), seed: pol.Seed, parked: newParkedIndex(),
-		active: map[api.WorkloadID]*entry{}, running: map[api.WorkloadID]*entry{}, leaving: map[api.WorkloadID]*entry{},
+		active: &entrySet{}, running: &entrySet{}, leaving: &entrySet{},
 		nominated: map[api.WorkloadID][]api.WorkloadID{}, preemptedBy: map[api.WorkloadID]api.WorkloadID{}}
 	for _, f := range objs.Flavors {
 		s.flavors[f.Name] = f

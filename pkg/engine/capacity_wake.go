@@ -118,16 +118,16 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	fits := map[quotaClass]bool{}
 	for class, members := range s.parked.quotaByRoot[root] {
 		var first *entry
-		for _, e := range members {
-			first = e
-			break
+		if members.Len() == 0 {
+			continue
 		}
+		first = members.list[0]
 		if !s.mayGetQuota(first, q, fits) {
 			continue
 		}
 		var head *entry // the class's first followable member
 		rest := 0
-		for _, e := range members {
+		for _, e := range members.entries() {
 			switch {
 			case !s.followable(e):
 				woken = append(woken, e)

@@ -39,7 +39,7 @@ func classBefore(a, b *entry) bool {
 // classes woken by a finish stop at their first (the freed quota is taken by then).
 type chain struct {
 	cq      string
-	members map[api.WorkloadID]*entry // the class's quota index set, live
+	members *entrySet // the class's quota index set, live
 	sorted  []*entry
 	ready   bool
 }
@@ -48,7 +48,7 @@ type chain struct {
 // quota, in the cycle's order.
 func (c *chain) next(s *Scheduler) []*entry {
 	if !c.ready {
-		for _, e := range c.members {
+		for _, e := range c.members.entries() {
 			if s.followable(e) {
 				c.sorted = append(c.sorted, e)
 			}

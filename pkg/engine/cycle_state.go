@@ -40,20 +40,21 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	in := Input{
 		Now: w.Now, Rand: s.rng, TieSeed: &s.seed, Cluster: w.Cluster, Running: w.Running, Flavors: s.flavors,
-		History: s.history, InFlight: make(map[api.WorkloadID]bool, len(s.leaving)+len(w.InFlight)),
+		History: s.history, InFlight: make(map[api.WorkloadID]bool, s.leaving.Len()+len(w.InFlight)),
 		Nominated: s.nominated, PreemptedBy: s.preemptedBy, Previous: map[api.WorkloadID]plan.Reservation{},
 	}
 	in.Quota = NewAdmissionQuota(w.Quota.Clone(), protectedBy(w))
 	for _, id := range w.InFlight {
 		in.InFlight[id] = true
 	}
-	for id := range s.leaving {
-		in.InFlight[id] = true
+	for _, e := range s.leaving.entries() {
+		in.InFlight[e.id] = true
 	}
 	in.Draining = s.draining()
 	var rejects []plan.Rejection
 	seeker := s.slotSeeker(w)
-	for id, e := range s.active {
+	for _, e := range s.active.entries() {
+		id := e.id
 		if e.park == ParkedReserved && w.Unchanged {
 			continue // refused behind reservations and nothing changed since
 		}
@@ -91,7 +92,8 @@ func (s *Scheduler) draining() map[api.WorkloadID]string {
 		return nil
 	}
 	var out map[api.WorkloadID]string
-	for id, e := range s.running {
+	for _, e := range s.running.entries() {
+		id := e.id
 		if why, ok := s.resolver.Draining(e.res.ClusterQueue, e.res.LocalQueue); ok {
 			if out == nil {
 				out = map[api.WorkloadID]string{}
@@ -183,7 +185,8 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 // drops a reservation, so only active workloads hold one).
 func (s *Scheduler) reservedNow() map[api.WorkloadID]plan.Reservation {
 	out := map[api.WorkloadID]plan.Reservation{}
-	for id, e := range s.active {
+	for _, e := range s.active.entries() {
+		id := e.id
 		if e.reserved != nil {
 			out[id] = *e.reserved
 		}

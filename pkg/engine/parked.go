@@ -7,17 +7,17 @@ import "github.com/gantry-sched/gantry/pkg/api"
 // (nodes freed, reservations moved, queue objects changed), by ClusterQueue (StrictFIFO
 // queues wake whole) and by cohort tree (quota freed, new preemption victims).
 type parkedIndex struct {
-	byKind map[Park]map[api.WorkloadID]*entry
-	byCQ   map[string]map[api.WorkloadID]*entry
-	byRoot map[string]map[api.WorkloadID]*entry
+	byKind map[Park]*entrySet
+	byCQ   map[string]*entrySet
+	byRoot map[string]*entrySet
 	// quotaByRoot are the ParkedQuota ones by cohort tree and class: a quota wake asks
 	// admission once per class and touches the members of the classes that may fit only.
-	quotaByRoot map[string]map[string]map[api.WorkloadID]*entry
+	quotaByRoot map[string]map[string]*entrySet
 }
 
 func newParkedIndex() parkedIndex {
-	return parkedIndex{byKind: map[Park]map[api.WorkloadID]*entry{}, byCQ: map[string]map[api.WorkloadID]*entry{},
-		byRoot: map[string]map[api.WorkloadID]*entry{}, quotaByRoot: map[string]map[string]map[api.WorkloadID]*entry{}}
+	return parkedIndex{byKind: map[Park]*entrySet{}, byCQ: map[string]*entrySet{},
+		byRoot: map[string]*entrySet{}, quotaByRoot: map[string]map[string]*entrySet{}}
 }
 
 // setPark moves e to park kind k (NotParked removes it from the index).
@@ -25,13 +25,9 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	if e.park == k {
 		return
 	}
-	id, cq := e.id, e.res.ClusterQueue
 	if e.park != NotParked && e.park != ParkedReserved {
-		delete(s.parked.byKind[e.park], id)
-		delete(s.parked.byCQ[cq], id)
-		delete(s.parked.byRoot[e.root], id)
-		if e.park == ParkedQuota {
-			s.unindexQuota(e, id)
+		for _, sl := range []slot{slotKind, slotCQ, slotRoot, slotClass} {
+			leave(e, sl)
 		}
 	}
 	e.park = k
@@ -41,42 +37,23 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	if k == NotParked || k == ParkedReserved {
 		return // active: only an unchanged cycle passes over ParkedReserved ones
 	}
-	add(s.parked.byKind, k, id, e)
-	add(s.parked.byCQ, cq, id, e)
-	add(s.parked.byRoot, e.root, id, e)
+	setOf(s.parked.byKind, k).join(e, slotKind)
+	setOf(s.parked.byCQ, e.res.ClusterQueue).join(e, slotCQ)
+	setOf(s.parked.byRoot, e.root).join(e, slotRoot)
 	if k == ParkedQuota {
 		classes := s.parked.quotaByRoot[e.root]
 		if classes == nil {
-			classes = map[string]map[api.WorkloadID]*entry{}
+			classes = map[string]*entrySet{}
 			s.parked.quotaByRoot[e.root] = classes
 		}
-		add(classes, e.class, id, e)
+		setOf(classes, e.class).join(e, slotClass)
 	}
-}
-
-// unindexQuota drops e from the quota index (empty sets go, so wakes do not walk them).
-func (s *Scheduler) unindexQuota(e *entry, id api.WorkloadID) {
-	classes := s.parked.quotaByRoot[e.root]
-	members := classes[e.class]
-	delete(members, id)
-	if len(members) == 0 {
-		delete(classes, e.class)
-	}
-}
-
-func add[K comparable](m map[K]map[api.WorkloadID]*entry, k K, id api.WorkloadID, e *entry) {
-	set := m[k]
-	if set == nil {
-		set = map[api.WorkloadID]*entry{}
-		m[k] = set
-	}
-	set[id] = e
 }
 
 // wakeSet wakes the entries of set that match (nil match: all).
-func (s *Scheduler) wakeSet(set map[api.WorkloadID]*entry, match func(*entry) bool) {
+func (s *Scheduler) wakeSet(set *entrySet, match func(*entry) bool) {
 	var woken []*entry
-	for _, e := range set {
+	for _, e := range set.entries() {
 		if match == nil || match(e) {
 			woken = append(woken, e)
 		}
@@ -105,8 +82,8 @@ func (s *Scheduler) wakeEntries(woken []*entry) {
 // wakeQueue wakes every parked workload of ClusterQueue cq.
 func (s *Scheduler) wakeQueue(cq string) {
 	set := s.parked.byCQ[cq]
-	woken := make([]*entry, 0, len(set))
-	for _, e := range set {
+	woken := make([]*entry, 0, set.Len())
+	for _, e := range set.entries() {
 		woken = append(woken, e)
 	}
 	for _, e := range woken {

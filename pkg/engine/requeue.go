@@ -272,9 +272,9 @@ func (s *Scheduler) arrived(e *entry) {
 func (s *Scheduler) wakeStrictQueues() {
 	var cqs []string
 	seen := map[string]bool{}
-	for _, e := range s.active {
+	for _, e := range s.active.entries() {
 		cq := e.res.ClusterQueue
-		if e.strategy == api.StrictFIFO && !seen[cq] && len(s.parked.byCQ[cq]) > 0 {
+		if e.strategy == api.StrictFIFO && !seen[cq] && s.parked.byCQ[cq].Len() > 0 {
 			seen[cq] = true
 			cqs = append(cqs, cq)
 		}
@@ -298,7 +298,7 @@ func (s *Scheduler) timedWakes(w World) {
 	from, to := s.lastCycleAt, w.Now
 	within := func(t time.Time) bool { return !t.Before(from) && !t.After(to) }
 	var unprotected []*entry
-	for _, e := range s.running {
+	for _, e := range s.running.entries() {
 		if e.w.MinRuntime > 0 && within(e.startedAt.Add(e.w.MinRuntime)) {
 			unprotected = append(unprotected, e)
 		}

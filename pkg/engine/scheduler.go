@@ -32,7 +32,7 @@ type Scheduler struct {
 	// active are the pending workloads the next cycle tries (not parked); running and
 	// leaving the admitted ones; each kept as events move workloads, so a cycle walks
 	// what it uses, not every workload known.
-	active, running, leaving map[api.WorkloadID]*entry
+	active, running, leaving *entrySet
 	// nominated maps a preemptor to the victims noticed for it since it last started;
 	// preemptedBy a victim to the workload that last preempted it. Handed to the
 	// engine as they are (Input.Nominated, Input.PreemptedBy).
@@ -82,18 +82,16 @@ const (
 
 // setPhase moves e to phase p, keeping the active, running and leaving sets.
 func (s *Scheduler) setPhase(e *entry, p phase) {
-	id := e.id
-	delete(s.active, id)
-	delete(s.running, id)
-	delete(s.leaving, id)
 	e.phase = p
 	switch {
 	case p == phasePending && (e.park == NotParked || e.park == ParkedReserved || s.retryAll):
-		s.active[id] = e
+		s.active.join(e, slotPhase)
 	case p == phaseRunning:
-		s.running[id] = e
+		s.running.join(e, slotPhase)
 	case p == phaseLeaving:
-		s.leaving[id] = e
+		s.leaving.join(e, slotPhase)
+	default:
+		leave(e, slotPhase)
 	}
 }
 
@@ -129,6 +127,7 @@ type entry struct {
 	last      plan.Rejection // why it was last not admitted, while hasLast
 	hasLast   bool
 	reserved  *plan.Reservation
+	slots     entrySlots // its places in the scheduler's sets (entryset.go)
 }
 
 // World is what a driver knows that the scheduler does not keep itself: the cluster as

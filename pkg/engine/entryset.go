@@ -1,0 +1,76 @@
+package engine
+
+// entrySet is a set of scheduler entries. Each entry remembers its place in the sets
+// it is in (one per slot: phase, park kind, ClusterQueue, cohort tree, quota class), so
+// joining and leaving cost an append and a swap, no hashing: every park, wake, start
+// and finish moves a workload between several of these sets. Iteration order is
+// deterministic (the order of joins, as swaps left it).
+type entrySet struct{ list []*entry }
+
+// slot names the index an entrySet serves, so one entry can be in one set per slot.
+type slot uint8
+
+const (
+	slotPhase slot = iota // active, running or leaving
+	slotKind              // parked by kind
+	slotCQ                // parked by ClusterQueue
+	slotRoot              // parked by cohort tree
+	slotClass             // parked for quota, by cohort tree and class
+	numSlots
+)
+
+// entrySlots is what an entry keeps for its sets.
+type entrySlots struct {
+	in  [numSlots]*entrySet
+	pos [numSlots]int32
+}
+
+// join adds e to s under slot k, leaving the set it was in under k first.
+func (s *entrySet) join(e *entry, k slot) {
+	if e.slots.in[k] == s {
+		return
+	}
+	leave(e, k)
+	e.slots.in[k], e.slots.pos[k] = s, int32(len(s.list))
+	s.list = append(s.list, e)
+}
+
+// leave removes e from its set under slot k, if any.
+func leave(e *entry, k slot) {
+	s := e.slots.in[k]
+	if s == nil {
+		return
+	}
+	i, last := e.slots.pos[k], len(s.list)-1
+	moved := s.list[last]
+	s.list[i], moved.slots.pos[k] = moved, i
+	s.list[last] = nil
+	s.list = s.list[:last]
+	e.slots.in[k] = nil
+}
+
+// Len is the number of entries in s (a nil set is empty).
+func (s *entrySet) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.list)
+}
+
+// entries are the members, to range over; not to be kept across changes of s.
+func (s *entrySet) entries() []*entry {
+	if s == nil {
+		return nil
+	}
+	return s.list
+}
+
+// setOf returns m's set for key, making it on first use.
+func setOf[K comparable](m map[K]*entrySet, key K) *entrySet {
+	s := m[key]
+	if s == nil {
+		s = &entrySet{}
+		m[key] = s
+	}
+	return s
+}
