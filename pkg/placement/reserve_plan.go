@@ -42,20 +42,26 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	held := heldBefore(req.Held, req.Workload)
 	start := enoughFrom(groups, req)
 	w := &walk{p: p, groups: groups, held: held, marks: []int{base}}
-	if prev := req.Previous; prev != nil && prev.Workload == req.Workload {
-		if w.keepPrevious(*prev, start) {
-			return keptPrevious(res, *prev), nil
-		}
+	// Last cycle's reservation stands unless a fresh one starts no later: search the end
+	// groups up to its start first, and only if none fits and it is no longer valid,
+	// the rest (a kept reservation's ETA never slips behind backfilled work).
+	end := len(groups)
+	var prev *Reservation
+	if pr := req.Previous; pr != nil && pr.Workload == req.Workload {
+		prev = pr
+		end = sort.Search(len(groups), func(g int) bool { return groups[g].at.After(prev.Start) })
 	}
-	g, ok := firstFit(w, start)
-	var fresh *Reservation
-	if ok {
-		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
-	}
-	if prev := req.Previous; prev != nil && prev.Workload == req.Workload && (fresh == nil || prev.Start.Before(fresh.Start)) {
+	g, ok := firstFit(w, start, end)
+	if !ok && prev != nil {
 		if stillValid(p, base, *prev, groups, held) {
 			return keptPrevious(res, *prev), nil
 		}
+		w.marks = w.marks[:1] // stillValid went back to the base
+		g, ok = firstFit(w, max(start, end), len(groups))
+	}
+	var fresh *Reservation
+	if ok {
+		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
 	}
 	if fresh == nil {
 		res.Outcome = ReserveNoETA
@@ -70,19 +76,6 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	return res, nil
 }
 
-// keepPrevious settles last cycle's reservation without the search when it can: a
-// kept reservation wins over a fresh one that starts later (its ETA never slips), and
-// no fresh one starts before groups[start], so a kept one before that time stands if it
-// is still valid.
-func (w *walk) keepPrevious(prev Reservation, start int) bool {
-	if !beforeEarliest(prev.Start, w.groups, start) {
-		return false
-	}
-	ok := stillValid(w.p, w.marks[0], prev, w.groups, w.held)
-	w.marks = w.marks[:1] // stillValid went back to the base: no group is released
-	return ok
-}
-
 // keptPrevious is the result that keeps last cycle's reservation.
 func keptPrevious(res ReservationResult, prev Reservation) ReservationResult {
 	kept := prev
@@ -91,36 +84,29 @@ func keptPrevious(res ReservationResult, prev Reservation) ReservationResult {
 	return res
 }
 
-// beforeEarliest reports whether t is strictly before the earliest start a fresh
-// reservation could have (the end of groups[start]; none when start is past the end).
-func beforeEarliest(t time.Time, groups []endGroup, start int) bool {
-	return start >= len(groups) || t.Before(groups[start].at)
-}
-
-// firstFit finds the first end group after which the gang fits, searching from start
-// (no group before it frees enough GPUs). Without held reservations freeing capacity
+// firstFit finds the first end group in [start, end) after which the gang fits (no
+// group before start frees enough GPUs). Without held reservations freeing capacity
 // only helps, so the first fit is found by galloping up from start and then bisecting:
 // a few probes that release only the groups up to about twice the answer when the gang
 // fits soon after the GPU count allows it, the common case (probing the last group
 // first would release every running workload each time). Held reservations that begin
 // along the way break that order, so with any held the groups are walked one by one:
 // the ETA is then exactly the first end time that fits.
-func firstFit(w *walk, start int) (int, bool) {
-	n := len(w.groups)
-	if start >= n {
+func firstFit(w *walk, start, end int) (int, bool) {
+	if start >= end {
 		return 0, false
 	}
 	if len(w.held) > 0 {
-		return w.linearFit(start)
+		return w.linearFit(start, end)
 	}
 	lo, hi := start-1, -1 // lo is before the first fit; fitsAt(hi) is true once hi >= 0
 	for step := 1; hi < 0; step *= 2 {
-		probe := min(lo+step, n-1)
+		probe := min(lo+step, end-1)
 		if w.fitsAt(probe) {
 			hi = probe
 			break
 		}
-		if probe == n-1 {
+		if probe == end-1 {
 			return 0, false
 		}
 		lo = probe
@@ -163,11 +149,11 @@ func (w *walk) fitsAt(g int) bool {
 // GPUs were still busy), so it costs its group, not every group before it. At each
 // step the overlay holds what fitsAt would build from the base: the groups up to it
 // released, and the started reserved pods whose devices are free of running pods.
-func (w *walk) linearFit(start int) (int, bool) {
+func (w *walk) linearFit(start, end int) (int, bool) {
 	w.p.undo(w.marks[0])
 	w.marks = w.marks[:1] // the marks of earlier probes are gone with the undo
 	held := make([][]bool, len(w.held))
-	for g := 0; g < len(w.groups); g++ {
+	for g := 0; g < end; g++ {
 		for i := range w.groups[g].members {
 			_ = w.p.release(&w.groups[g].members[i])
 		}
