@@ -112,41 +112,27 @@ func (s *Scheduler) wakeForCapacity(w World) {
 
 // wakeQuotaParked wakes the workloads admission refused in cohort tree root that quota
 // may admit now, asking admission once per class. Of a class that the cycle can follow
-// (followers.go) only the first member wakes; the rest wait in s.chains for the cycle.
+// (followers.go) only the first member wakes; the rest wait in their class, in order,
+// for the cycle (s.chains).
 func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	var woken []*entry
 	fits := map[quotaClass]bool{}
 	for class, members := range s.parked.quotaByRoot[root] {
-		var first *entry
-		if members.Len() == 0 {
-			continue
-		}
-		first = members.list[0]
-		if !s.mayGetQuota(first, q, fits) {
-			continue
-		}
-		var head *entry // the class's first followable member
-		rest := 0
-		for _, e := range members.entries() {
-			switch {
-			case !s.followable(e):
-				woken = append(woken, e)
-			case head == nil || classBefore(e, head):
-				head = e
-				rest++
-			default:
-				rest++
-			}
-		}
-		if head == nil {
+		head := members.first()
+		if head == nil || !s.mayGetQuota(head, q, fits) {
 			continue
 		}
 		woken = append(woken, head)
-		if rest > 1 {
+		if members.Len() > 1 && s.followable(head) { // filed followable; checked again all the same
 			if s.chains == nil {
 				s.chains = map[string]*chain{}
 			}
 			s.chains[class] = &chain{cq: head.res.ClusterQueue, members: members}
+		}
+	}
+	for _, e := range s.parked.quotaLoners[root].entries() {
+		if s.mayGetQuota(e, q, fits) {
+			woken = append(woken, e)
 		}
 	}
 	s.wakeEntries(woken)

@@ -34,29 +34,11 @@ func classBefore(a, b *entry) bool {
 	return a.id < b.id
 }
 
-// chain is the members of a followable class left parked behind its woken first
-// member. They are sorted only when the cycle follows the class past that member: most
-// classes woken by a finish stop at their first (the freed quota is taken by then).
+// chain is a followable class whose first member a wake handed the cycle: the rest
+// wait in the class's set, which keeps them in the cycle's order.
 type chain struct {
 	cq      string
-	members *entrySet // the class's quota index set, live
-	sorted  []*entry
-	ready   bool
-}
-
-// next materialises the chain on first use: the followable members still parked for
-// quota, in the cycle's order.
-func (c *chain) next(s *Scheduler) []*entry {
-	if !c.ready {
-		for _, e := range c.members.entries() {
-			if s.followable(e) {
-				c.sorted = append(c.sorted, e)
-			}
-		}
-		sort.Slice(c.sorted, func(i, j int) bool { return classBefore(c.sorted[i], c.sorted[j]) })
-		c.ready = true
-	}
-	return c.sorted
+	members *entrySet // the class's quota index set, live and ordered
 }
 
 // Next hands the cycle the next member of class still parked for quota.
@@ -65,17 +47,11 @@ func (s *Scheduler) Next(class string) (Pending, bool) {
 	if c == nil {
 		return Pending{}, false
 	}
-	members := c.next(s)
-	for len(members) > 0 {
-		e := members[0]
-		members = members[1:]
-		if e.phase != phasePending || e.park != ParkedQuota {
-			continue // woken or gone since
-		}
+	for e := c.members.first(); e != nil; e = c.members.first() {
 		if _, blocked := s.queueBlock(e); blocked {
+			s.setPark(e, ParkedQueue) // the queue layer's answer; a queue change wakes it
 			continue
 		}
-		c.sorted = members
 		s.setPark(e, NotParked)
 		s.considered++
 		return s.pendingOf(e), true

@@ -5,7 +5,12 @@ package engine
 // joining and leaving cost an append and a swap, no hashing: every park, wake, start
 // and finish moves a workload between several of these sets. Iteration order is
 // deterministic (the order of joins, as swaps left it).
-type entrySet struct{ list []*entry }
+type entrySet struct {
+	list []*entry
+	// before, when set, keeps list a binary heap in that order: list[0] is the least
+	// member (a class's members in the order the cycle visits them).
+	before func(a, b *entry) bool
+}
 
 // slot names the index an entrySet serves, so one entry can be in one set per slot.
 type slot uint8
@@ -15,7 +20,8 @@ const (
 	slotKind              // parked by kind
 	slotCQ                // parked by ClusterQueue
 	slotRoot              // parked by cohort tree
-	slotClass             // parked for quota, by cohort tree and class
+	slotClass             // parked for quota, by cohort tree and class (or alone)
+	slotPreempt           // parked and may preempt, by cohort tree
 	numSlots
 )
 
@@ -33,6 +39,9 @@ func (s *entrySet) join(e *entry, k slot) {
 	leave(e, k)
 	e.slots.in[k], e.slots.pos[k] = s, int32(len(s.list))
 	s.list = append(s.list, e)
+	if s.before != nil {
+		s.up(len(s.list)-1, k)
+	}
 }
 
 // leave removes e from its set under slot k, if any.
@@ -47,6 +56,52 @@ func leave(e *entry, k slot) {
 	s.list[last] = nil
 	s.list = s.list[:last]
 	e.slots.in[k] = nil
+	if s.before != nil && int(i) < last {
+		s.down(int(i), k)
+		s.up(int(i), k)
+	}
+}
+
+// first is the least member of an ordered set (nil when empty).
+func (s *entrySet) first() *entry {
+	if s.Len() == 0 {
+		return nil
+	}
+	return s.list[0]
+}
+
+// up and down restore the heap order of an ordered set around position i.
+func (s *entrySet) up(i int, k slot) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.before(s.list[i], s.list[p]) {
+			return
+		}
+		s.swap(i, p, k)
+		i = p
+	}
+}
+
+func (s *entrySet) down(i int, k slot) {
+	for {
+		l, least := 2*i+1, i
+		if l < len(s.list) && s.before(s.list[l], s.list[least]) {
+			least = l
+		}
+		if r := l + 1; r < len(s.list) && s.before(s.list[r], s.list[least]) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		s.swap(i, least, k)
+		i = least
+	}
+}
+
+func (s *entrySet) swap(i, j int, k slot) {
+	s.list[i], s.list[j] = s.list[j], s.list[i]
+	s.list[i].slots.pos[k], s.list[j].slots.pos[k] = int32(i), int32(j)
 }
 
 // Len is the number of entries in s (a nil set is empty).

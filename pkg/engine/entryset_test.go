@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"pgregory.net/rapid"
 )
@@ -58,6 +60,47 @@ func TestEntrySetMatchesAMap(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// TestOrderedEntrySetFirstIsLeast: an ordered set's first member is always the least of
+// its members, through random joins and leaves, and it hands them out in order.
+func TestOrderedEntrySetFirstIsLeast(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		es := make([]*entry, rapid.IntRange(1, 20).Draw(t, "entries"))
+		for i := range es {
+			queued := time.Duration(rapid.IntRange(0, 5).Draw(t, "queued")) * time.Second
+			es[i] = &entry{id: api.WorkloadID(fmt.Sprintf("%02d", i)), w: &api.Workload{}, queuedAt: gt.Epoch().Add(queued)}
+		}
+		set := &entrySet{before: classBefore}
+		in := map[*entry]bool{}
+		for step := rapid.IntRange(0, 60).Draw(t, "steps"); step > 0; step-- {
+			e := rapid.SampledFrom(es).Draw(t, "entry")
+			if rapid.Bool().Draw(t, "join") {
+				set.join(e, slotClass)
+				in[e] = true
+			} else {
+				leave(e, slotClass)
+				delete(in, e)
+			}
+			var least *entry
+			for m := range in {
+				if least == nil || classBefore(m, least) {
+					least = m
+				}
+			}
+			if got := set.first(); got != least {
+				t.Fatalf("first is %v, least member %v", got, least)
+			}
+		}
+		var prev *entry
+		for e := set.first(); e != nil; e = set.first() {
+			if prev != nil && classBefore(e, prev) {
+				t.Fatalf("%s handed out after %s", e.id, prev.id)
+			}
+			leave(e, slotClass)
+			prev = e
 		}
 	})
 }

@@ -10,14 +10,21 @@ type parkedIndex struct {
 	byKind map[Park]*entrySet
 	byCQ   map[string]*entrySet
 	byRoot map[string]*entrySet
-	// quotaByRoot are the ParkedQuota ones by cohort tree and class: a quota wake asks
-	// admission once per class and touches the members of the classes that may fit only.
+	// quotaByRoot are the followable ParkedQuota ones by cohort tree and class, each
+	// class in the order the cycle visits its members: a quota wake asks admission once
+	// per class and wakes its first member only (chains.go). quotaLoners are the other
+	// ParkedQuota ones by cohort tree, woken one by one.
 	quotaByRoot map[string]map[string]*entrySet
+	quotaLoners map[string]*entrySet
+	// preemptors are the parked ones whose ClusterQueue may preempt, by cohort tree:
+	// the only ones a new possible victim can wake (admittedWakes).
+	preemptors map[string]*entrySet
 }
 
 func newParkedIndex() parkedIndex {
 	return parkedIndex{byKind: map[Park]*entrySet{}, byCQ: map[string]*entrySet{},
-		byRoot: map[string]*entrySet{}, quotaByRoot: map[string]map[string]*entrySet{}}
+		byRoot: map[string]*entrySet{}, quotaByRoot: map[string]map[string]*entrySet{},
+		quotaLoners: map[string]*entrySet{}, preemptors: map[string]*entrySet{}}
 }
 
 // setPark moves e to park kind k (NotParked removes it from the index).
@@ -26,7 +33,7 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 		return
 	}
 	if e.park != NotParked && e.park != ParkedReserved {
-		for _, sl := range []slot{slotKind, slotCQ, slotRoot, slotClass} {
+		for _, sl := range []slot{slotKind, slotCQ, slotRoot, slotClass, slotPreempt} {
 			leave(e, sl)
 		}
 	}
@@ -40,14 +47,32 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	setOf(s.parked.byKind, k).join(e, slotKind)
 	setOf(s.parked.byCQ, e.res.ClusterQueue).join(e, slotCQ)
 	setOf(s.parked.byRoot, e.root).join(e, slotRoot)
-	if k == ParkedQuota {
-		classes := s.parked.quotaByRoot[e.root]
-		if classes == nil {
-			classes = map[string]*entrySet{}
-			s.parked.quotaByRoot[e.root] = classes
-		}
-		setOf(classes, e.class).join(e, slotClass)
+	if preempts(e.policy) {
+		setOf(s.parked.preemptors, e.root).join(e, slotPreempt)
 	}
+	if k == ParkedQuota {
+		s.indexQuota(e)
+	}
+}
+
+// indexQuota files a ParkedQuota workload under its class, or alone when its class
+// cannot be followed (followers.go): whether it can does not change while it is parked.
+func (s *Scheduler) indexQuota(e *entry) {
+	if !s.followable(e) {
+		setOf(s.parked.quotaLoners, e.root).join(e, slotClass)
+		return
+	}
+	classes := s.parked.quotaByRoot[e.root]
+	if classes == nil {
+		classes = map[string]*entrySet{}
+		s.parked.quotaByRoot[e.root] = classes
+	}
+	set := classes[e.class]
+	if set == nil {
+		set = &entrySet{before: classBefore}
+		classes[e.class] = set
+	}
+	set.join(e, slotClass)
 }
 
 // wakeSet wakes the entries of set that match (nil match: all).

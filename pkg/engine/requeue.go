@@ -176,7 +176,7 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 	s.wakeNodePreemptors(victims)
 	for root, byCQ := range byRoot {
 		total := counts[root]
-		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool {
+		s.wakeSet(s.parked.preemptors[root], func(e *entry) bool {
 			if e.park == ParkedHead || e.park == ParkedQueue {
 				return false
 			}
