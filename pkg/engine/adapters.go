@@ -231,10 +231,14 @@ func (p *placementLayer) graceFor(c PlaceCall) time.Duration {
 // heads (c.Held) and keeps last cycle's reservation (c.Previous) while it is valid.
 func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 	w, a := c.Workload, c.Assignment
-	res, err := placement.PlanReservation(c.Overlay, p.fit(c), placement.ReservationRequest{
+	req := placement.ReservationRequest{
 		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Running, Now: c.Now,
 		Held: c.Held, Previous: c.Previous, NeedGPUMilli: c.NeedGPUMilli, FreeGPUMilli: c.FreeGPUMilli,
-	})
+	}
+	if needs := gpuPodNeeds(w); len(needs) > 0 {
+		req.MayFit = func(ov *cluster.Overlay) bool { return newOverlayGPUView(ov).mayFit(needs) }
+	}
+	res, err := placement.PlanReservation(c.Overlay, p.fit(c), req)
 	if err != nil || res.Outcome != placement.Reserved || res.Reservation == nil {
 		return plan.Reservation{}, false
 	}

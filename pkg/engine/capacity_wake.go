@@ -45,8 +45,11 @@ type freeGPUView struct {
 	nodes map[int64]int64 // k -> nodes with at least k free whole GPUs
 }
 
-func newFreeGPUView(snap *cluster.Snapshot) *freeGPUView {
-	return &freeGPUView{ov: snap.Overlay(), nodes: map[int64]int64{}}
+func newFreeGPUView(snap *cluster.Snapshot) *freeGPUView { return newOverlayGPUView(snap.Overlay()) }
+
+// newOverlayGPUView answers over an overlay as it is now (a reservation walk's step).
+func newOverlayGPUView(ov *cluster.Overlay) *freeGPUView {
+	return &freeGPUView{ov: ov, nodes: map[int64]int64{}}
 }
 
 func (v *freeGPUView) nodesWith(k int64) int64 {

@@ -52,6 +52,10 @@ type ReservationRequest struct {
 	// an upper bound of what is free now (0: unknown). With both the walk starts where
 	// enough GPUs could be free at all, and searches onward from there.
 	NeedGPUMilli, FreeGPUMilli resources.MilliGPU
+	// MayFit, when set, is a cheap necessary condition for the gang to fit on an overlay
+	// (e.g. enough nodes with enough free GPUs): the walk asks it before each full fit
+	// and skips the fit where it fails.
+	MayFit func(*cluster.Overlay) bool
 }
 
 // ReserveOutcome says what the reservation walk concluded.

@@ -41,7 +41,7 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	res.Unbounded = unbounded
 	held := heldBefore(req.Held, req.Workload)
 	start := enoughFrom(groups, req)
-	w := &walk{p: p, groups: groups, held: held, marks: []int{base}}
+	w := &walk{p: p, groups: groups, held: held, marks: []int{base}, mayFit: req.MayFit}
 	// Last cycle's reservation stands unless a fresh one starts no later: search the end
 	// groups up to its start first, and only if none fits and it is no longer valid,
 	// the rest (a kept reservation's ETA never slips behind backfilled work).
@@ -123,6 +123,12 @@ type walk struct {
 	groups []endGroup
 	held   ReservationSet
 	marks  []int
+	mayFit func(*cluster.Overlay) bool // ReservationRequest.MayFit
+}
+
+// fits asks the full fit where the cheap condition does not rule it out.
+func (w *walk) fits() bool {
+	return (w.mayFit == nil || w.mayFit(w.p.ov)) && w.p.fits()
 }
 
 // fitsAt frees groups[0..g], holds the reservations that start by then, and asks
@@ -140,7 +146,7 @@ func (w *walk) fitsAt(g int) bool {
 		w.marks = append(w.marks, w.p.mark())
 	}
 	holdStarted(w.p.ov, w.held, w.groups[g].at)
-	return w.p.fits()
+	return w.fits()
 }
 
 // linearFit walks the groups one by one from start under held reservations. The
@@ -161,7 +167,7 @@ func (w *walk) linearFit(start, end int) (int, bool) {
 			continue
 		}
 		holdMore(w.p.ov, w.held, held, w.groups[g].at)
-		if w.p.fits() {
+		if w.fits() {
 			return g, true
 		}
 	}
