@@ -135,7 +135,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 // startedView is a workload admitted this cycle as a running gang, for later
 // reservation walks in the same cycle (it ends at now + its known runtime).
 func (c *cycle) startedView(p Pending, bs []plan.Binding) placement.Running {
-	r := placement.Running{ID: p.Workload.ID(), Queue: p.ClusterQueue, Priority: p.Workload.Priority,
+	r := placement.Running{ID: p.id(), Queue: p.ClusterQueue, Priority: p.Workload.Priority,
 		Created: p.Workload.Created, StartedAt: c.in.Now, ExpectedEnd: c.expectedEnd(p)}
 	for _, b := range bs {
 		r.Pods = append(r.Pods, cluster.PodRef{Workload: b.Workload, PodSet: b.PodSet, Index: b.Index})
@@ -148,7 +148,7 @@ func (c *cycle) startedView(p Pending, bs []plan.Binding) placement.Running {
 // flavors tried): placement preemption notices, or a reservation, or a rejection that
 // says so.
 func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFailure, tried []plan.Fallback) {
-	id := p.Workload.ID()
+	id := p.id()
 	if why.Code == plan.ReasonBlockedByReservation || why.Code == plan.ReasonAdmitFailed {
 		layer := plan.LayerPlacement
 		if why.Code == plan.ReasonAdmitFailed {
@@ -182,7 +182,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFa
 // preemptForNodes asks placement for running gangs to remove; on success it gives the
 // notices and records the preemptor as waiting.
 func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, why *plan.PlaceFailure, tried []plan.Fallback) bool {
-	id := p.Workload.ID()
+	id := p.id()
 	if np, ok := c.e.placer.(nodePreempter); ok && !np.Preempts(a.ClusterQueue) {
 		return false
 	}
@@ -209,7 +209,7 @@ func (c *cycle) preemptForNodes(p Pending, a admission.Assignment, why *plan.Pla
 // also fit on the nodes once they are gone, or the preemption would be pointless.
 func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 	c.personal = true
-	id := p.Workload.ID()
+	id := p.id()
 	if !c.e.cfg.Preemption {
 		c.reject(p, plan.LayerAdmission, plan.ReasonWaitingForQuota, quotaEvidence(a))
 		return

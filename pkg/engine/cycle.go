@@ -95,7 +95,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 			c.reject(p, plan.LayerAdmission, plan.ReasonBlockedByHead, nil)
 			continue
 		case c.heldFor(p):
-			c.reject(p, plan.LayerAdmission, plan.ReasonHeldForPreemptor, &plan.Evidence{PreemptedBy: c.in.PreemptedBy[p.Workload.ID()]})
+			c.reject(p, plan.LayerAdmission, plan.ReasonHeldForPreemptor, &plan.Evidence{PreemptedBy: c.in.PreemptedBy[p.id()]})
 			if p.Strategy == api.StrictFIFO {
 				c.blocked[p.ClusterQueue] = true
 			}
@@ -113,11 +113,11 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 // shared with other rejections and is not changed afterwards.
 func (c *cycle) reject(p Pending, layer plan.Layer, reason plan.Reason, ev *plan.Evidence) {
 	if reason == plan.ReasonWaitingForPreemption {
-		c.waiting[p.Workload.ID()] = true
+		c.waiting[p.id()] = true
 	}
 	c.out.Rejections = append(c.out.Rejections, plan.Rejection{
-		Workload: p.Workload.ID(), ClusterQueue: p.ClusterQueue, Layer: layer,
-		Reason: reason, Evidence: ev, Position: c.pos[string(p.Workload.ID())],
+		Workload: p.id(), ClusterQueue: p.ClusterQueue, Layer: layer,
+		Reason: reason, Evidence: ev, Position: c.pos[string(p.id())],
 	})
 }
 
@@ -185,7 +185,7 @@ func (c *cycle) preemptedBefore(preemptor, v api.WorkloadID) bool {
 // preemptor (otherwise the preemptor would preempt it again, or another of its victims,
 // and the two would take turns without end).
 func (c *cycle) heldFor(p Pending) bool {
-	by, ok := c.in.PreemptedBy[p.Workload.ID()]
+	by, ok := c.in.PreemptedBy[p.id()]
 	return ok && c.waiting[by]
 }
 

@@ -81,7 +81,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 
 // pendingOf is e as a cycle takes it.
 func (s *Scheduler) pendingOf(e *entry) Pending {
-	return Pending{Workload: e.w, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
+	return Pending{Workload: e.w, ID: e.id, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
 		QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e)}
 }
 

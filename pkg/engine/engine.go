@@ -80,7 +80,10 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // Pending is a workload waiting in a queue.
 type Pending struct {
-	Workload     *api.Workload
+	Workload *api.Workload
+	// ID is Workload.ID() when the caller keeps it (the scheduler does); empty means the
+	// cycle computes it each time it needs it.
+	ID           api.WorkloadID
 	ClusterQueue string // resolved from the LocalQueue; "" when it does not resolve
 	Strategy     api.QueueingStrategy
 	QueuedAt     time.Time // when it (re-)entered the queue
@@ -97,6 +100,14 @@ type Pending struct {
 	// enables admission fair sharing (0 otherwise): within a priority and a queue share,
 	// the less used LocalQueue goes first.
 	LocalQueueUsage int64
+}
+
+// id is the workload's ID, kept or computed.
+func (p Pending) id() api.WorkloadID {
+	if p.ID != "" {
+		return p.ID
+	}
+	return p.Workload.ID()
 }
 
 // Input is everything one cycle reads. The cycle changes Quota (its own what-if copy)

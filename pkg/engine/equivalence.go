@@ -115,7 +115,7 @@ func (c *cycle) shapeOf(p Pending) string {
 	if p.Shape != "" {
 		return p.Shape
 	}
-	id := p.Workload.ID()
+	id := p.id()
 	if s, ok := c.shapes[id]; ok {
 		return s
 	}
@@ -139,7 +139,7 @@ type outcomeKey struct {
 // preemptor of its own (it takes personal steps), or more held reservations than the
 // mask holds.
 func (c *cycle) outcomeKeyOf(p Pending) (outcomeKey, bool) {
-	id := p.Workload.ID()
+	id := p.id()
 	if len(c.in.Nominated[id]) > 0 || c.in.PreemptedBy[id] != "" {
 		return outcomeKey{}, false
 	}

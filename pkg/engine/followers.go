@@ -33,7 +33,7 @@ func (c *cycle) follow(p Pending) {
 	if c.in.Followers == nil || p.Class == "" {
 		return
 	}
-	if c.visits.fetched[p.Workload.ID()] {
+	if c.visits.fetched[p.id()] {
 		delete(c.following, p.Class)
 	}
 	if c.noFit || c.following[p.Class] {

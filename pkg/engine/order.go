@@ -73,13 +73,13 @@ func (k *keyer) share(cq string) int64 {
 
 func (k *keyer) key(p Pending) headKey {
 	return headKey{
-		preempting: len(k.nominated[p.Workload.ID()]) > 0,
+		preempting: len(k.nominated[p.id()]) > 0,
 		priority:   p.Workload.Priority,
 		share:      k.share(p.ClusterQueue),
 		lqUsage:    p.LocalQueueUsage,
 		queued:     p.QueuedAt.UnixNano(),
 		created:    p.Workload.Created.UnixNano(),
-		id:         string(p.Workload.ID()),
+		id:         string(p.id()),
 	}
 }
 
@@ -123,7 +123,7 @@ func newVisits(pending []Pending, k *keyer) *visits {
 // place gives p the next position in its ClusterQueue.
 func (v *visits) place(p Pending) {
 	v.perCQ[p.ClusterQueue]++
-	v.pos[string(p.Workload.ID())] = v.perCQ[p.ClusterQueue]
+	v.pos[string(p.id())] = v.perCQ[p.ClusterQueue]
 }
 
 // add hands in a class member while the cycle runs.
@@ -131,7 +131,7 @@ func (v *visits) add(p Pending) {
 	if v.fetched == nil {
 		v.fetched = map[api.WorkloadID]bool{}
 	}
-	v.fetched[p.Workload.ID()] = true
+	v.fetched[p.id()] = true
 	v.place(p)
 	heap.Push(&v.later, keyed{p: p, k: v.k.key(p)})
 }

@@ -54,7 +54,7 @@ func (c *cycle) holdsFor(p Pending) []int {
 	end := c.expectedEnd(p)
 	var out []int
 	for i, r := range c.held {
-		if r.Workload == p.Workload.ID() {
+		if r.Workload == p.id() {
 			continue
 		}
 		if end.IsZero() || end.After(r.Start) {
@@ -107,7 +107,7 @@ func (c *cycle) release(refs []cluster.PodRef) {
 // node-only ones; else the BlockedByReservation failure saying which it breaks.
 func (c *cycle) allows(p Pending, pods []cluster.BoundPod) *plan.PlaceFailure {
 	end := c.expectedEnd(p)
-	if ok, why := c.held.Allows(p.Workload.ID(), pods, end); !ok {
+	if ok, why := c.held.Allows(p.id(), pods, end); !ok {
 		return &plan.PlaceFailure{Code: plan.ReasonBlockedByReservation, Message: why}
 	}
 	for _, bp := range pods {
