@@ -71,6 +71,10 @@ type placementLayer struct {
 	budgets map[string]api.DisruptionBudget
 	rng     *rand.Rand
 	grace   time.Duration
+	// fits remembers device fits per node state across placements and cycles (nodes
+	// that did not change keep their answers) and lends choosers their buffers; cycles
+	// run one at a time.
+	fits *placement.FitCache
 }
 
 var _ Placer = (*placementLayer)(nil)
@@ -110,7 +114,7 @@ func newPlacementLayer(cfg PlacerConfig, perCQ map[string][]placement.WeightedSc
 	}
 	return &placementLayer{flavors: fl, scorers: cfg.Scorers, perCQ: perCQ, queues: queues,
 		budgets: placement.BudgetsOf(cfg.ClusterQueues),
-		rng:     rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace}
+		rng:     rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace, fits: &placement.FitCache{}}
 }
 
 // options are the placement options for a workload admitted in clusterQueue; rnd is
@@ -120,9 +124,9 @@ func (p *placementLayer) options(clusterQueue string, rnd *rand.Rand) placement.
 		rnd = p.rng
 	}
 	if ss, ok := p.perCQ[clusterQueue]; ok {
-		return placement.Options{Scorers: ss, Rand: rnd}
+		return placement.Options{Scorers: ss, Rand: rnd, FitCache: p.fits}
 	}
-	return placement.Options{Scorers: p.scorers, Rand: rnd}
+	return placement.Options{Scorers: p.scorers, Rand: rnd, FitCache: p.fits}
 }
 
 // constraints turns a quota assignment into per pod set flavor constraints (a pod set's

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -20,6 +21,29 @@ type FitCache struct {
 	// for every node a pod is tried on). A zero entry has no stamp and never matches; a
 	// stamp from another overlay's node state never matches either.
 	byShape map[fitKey][]fitEntry
+	// slots and scores are the per-candidate buffers of the last chooser done with
+	// them, lent to the next (placements run one at a time), so a placement over
+	// thousands of candidates allocates them once per cache, not once per pod set.
+	slots  []slot
+	scores []int64
+}
+
+// lend hands c the cache's buffers (nil cache: fresh ones), with room for n candidates.
+func (f *FitCache) lend(c *chooser, n int) {
+	if f == nil {
+		c.slots, c.scores = make([]slot, 0, n), make([]int64, 0, n)
+		return
+	}
+	c.slots, c.scores = slices.Grow(f.slots[:0], n), slices.Grow(f.scores[:0], n)
+	f.slots, f.scores = nil, nil
+}
+
+// giveBack returns c's buffers for the next chooser; c must not be used afterwards.
+func (f *FitCache) giveBack(c *chooser) {
+	if f != nil {
+		f.slots, f.scores = c.slots, c.scores
+		c.slots, c.scores = nil, nil
+	}
 }
 
 // fitKey is a GPU request in comparable form.

@@ -86,6 +86,7 @@ func placeExtras(placers []*setPlacer, gang []int, pods []PodPlacement) []PodPla
 			}
 			out = append(out, pp)
 		}
+		p.fits.giveBack(c)
 	}
 	return out
 }
@@ -269,6 +270,7 @@ func (p *setPlacer) placeSliced(nodes []int, n int) ([]PodPlacement, *Diagnosis)
 // node.
 func (p *setPlacer) placeIn(nodes []int, n int) ([]PodPlacement, *Diagnosis) {
 	c := newChooser(p.ov, nodes, p.req, p.scorers, p.rnd, p.fits)
+	defer p.fits.giveBack(c)
 	out := make([]PodPlacement, 0, n)
 	for k := 0; k < n; k++ {
 		pp, ok := assumeBest(p.ov, c, p.w.ID(), p.ps.Name, p.next)

@@ -64,12 +64,12 @@ func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []Wei
 	var cand cluster.NodeSet
 	candidates(ov, req, true, &cand)
 	if nodes == nil {
-		c.slots, c.scores = make([]slot, 0, cand.Len()), make([]int64, 0, cand.Len())
+		fits.lend(c, cand.Len())
 		for i := cand.Next(0); i >= 0; i = cand.Next(i + 1) {
 			c.add(i)
 		}
 	} else {
-		c.slots, c.scores = make([]slot, 0, len(nodes)), make([]int64, 0, len(nodes))
+		fits.lend(c, len(nodes))
 		for _, i := range nodes {
 			if cand.Has(i) {
 				c.add(i)
