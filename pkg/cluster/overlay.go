@@ -219,13 +219,13 @@ func (o *Overlay) Snapshot() *Snapshot {
 		}
 	}
 	if next.pods == nil {
-		next.pods = make(map[PodRef]BoundPod, len(o.pods))
+		next.pods = make(map[PodRef]*BoundPod, len(o.pods))
 	}
 	for k, p := range o.pods {
 		if p == nil {
 			delete(next.pods, k)
 		} else {
-			next.pods[k] = *p
+			next.pods[k] = p // assumed pods are fresh copies, never written after
 		}
 	}
 	return next

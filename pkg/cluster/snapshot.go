@@ -68,7 +68,7 @@ func (s *nodeState) clone() *nodeState {
 type Snapshot struct {
 	nodes      []*nodeState
 	byName     map[string]int
-	pods       map[PodRef]BoundPod
+	pods       map[PodRef]*BoundPod // shared between snapshots: never written through
 	topologies []Topology
 	domains    map[string][]Domain // level label key -> domains, see topology.go
 	index      *freeIndex          // free units per node (index.go)
@@ -80,7 +80,7 @@ type Snapshot struct {
 // and non-empty; each topology must have levels. The nodes' Devices are cloned, so the
 // caller's values stay untouched.
 func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
-	s := &Snapshot{byName: make(map[string]int, len(nodes)), pods: map[PodRef]BoundPod{}}
+	s := &Snapshot{byName: make(map[string]int, len(nodes)), pods: map[PodRef]*BoundPod{}}
 	sorted := make([]*Node, len(nodes))
 	for i := range nodes {
 		n := nodes[i]
@@ -165,15 +165,17 @@ func (s *Snapshot) PodsOn(i int) []PodRef { return s.nodes[i].pods }
 
 // Pod returns a bound pod.
 func (s *Snapshot) Pod(ref PodRef) (BoundPod, bool) {
-	p, ok := s.pods[ref]
-	return p, ok
+	if p, ok := s.pods[ref]; ok {
+		return *p, true
+	}
+	return BoundPod{}, false
 }
 
 // Pods returns every bound pod, sorted by workload, pod set and index.
 func (s *Snapshot) Pods() []BoundPod {
 	out := make([]BoundPod, 0, len(s.pods))
 	for _, p := range s.pods {
-		out = append(out, p)
+		out = append(out, *p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ref.less(out[j].Ref) })
 	return out
