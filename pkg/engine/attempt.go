@@ -276,7 +276,7 @@ func (c *cycle) podsOf(ids []api.WorkloadID) []cluster.PodRef {
 	var out []cluster.PodRef
 	missing := map[api.WorkloadID]bool{}
 	for _, id := range ids {
-		if r, ok := c.running[id]; ok && len(r.Pods) > 0 {
+		if r, ok := c.runningOf(id); ok && len(r.Pods) > 0 {
 			out = append(out, r.Pods...)
 		} else {
 			missing[id] = true

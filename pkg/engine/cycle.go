@@ -25,8 +25,8 @@ type cycle struct {
 	// reservedNodes the node-level ones (node -> earliest ETA).
 	held          placement.ReservationSet
 	reservedNodes map[string]time.Time
-	blocked       map[string]bool // StrictFIFO ClusterQueues whose head failed
-	running       map[api.WorkloadID]placement.Running
+	blocked       map[string]bool        // StrictFIFO ClusterQueues whose head failed
+	runningIdx    map[api.WorkloadID]int // into in.Running; built on first use (runningOf)
 	// started are the workloads admitted this cycle as running gangs (their pods are on
 	// the overlay), so reservation walks can see when they end.
 	started []placement.Running
@@ -66,15 +66,11 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		waiting:       map[api.WorkloadID]bool{},
 		reservedNodes: map[string]time.Time{},
 		blocked:       map[string]bool{},
-		running:       make(map[api.WorkloadID]placement.Running, len(in.Running)),
 		history:       append([]placement.PreemptionRecord(nil), in.History...),
 		failed:        map[string][]failure{},
 		shapes:        map[api.WorkloadID]string{},
 		quotaMemo:     map[string]quotaAnswer{},
 		outcomes:      map[outcomeKey]classOutcome{},
-	}
-	for _, r := range in.Running {
-		c.running[r.ID] = r
 	}
 	c.drain()
 	c.countFreeGPU()
@@ -152,7 +148,7 @@ func (c *cycle) recordPreemptions(victims []api.WorkloadID, recs []placement.Pre
 		c.history = append(c.history, r)
 	}
 	for _, v := range victims {
-		if r, ok := c.running[v]; ok && !have[v] {
+		if r, ok := c.runningOf(v); ok && !have[v] {
 			c.history = append(c.history, placement.PreemptionRecord{Workload: v, Queue: r.Queue, At: c.in.Now, GPUMilli: r.GPUMilli})
 		}
 	}
@@ -229,4 +225,21 @@ func (c *cycle) drain() {
 			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: r.ID, Layer: plan.LayerAdmission, Reason: why})
 		}
 	}
+}
+
+// runningOf finds a running workload by ID. Only preemption asks, so the index is built
+// on first use rather than every cycle (a cycle over thousands of running gangs that
+// preempts nothing pays nothing).
+func (c *cycle) runningOf(id api.WorkloadID) (placement.Running, bool) {
+	if c.runningIdx == nil {
+		c.runningIdx = make(map[api.WorkloadID]int, len(c.in.Running))
+		for i, r := range c.in.Running {
+			c.runningIdx[r.ID] = i
+		}
+	}
+	i, ok := c.runningIdx[id]
+	if !ok {
+		return placement.Running{}, false
+	}
+	return c.in.Running[i], true
 }
