@@ -33,49 +33,62 @@ func (s *Simulator) runCycle() error {
 }
 
 // runningViews are the running workloads as placement's preemption and reservations see
-// them now (noticed ones are leaving: the scheduler knows them as in flight). They are
-// kept between cycles while no workload starts or stops running (runningGen); only the
-// checkpoint times of checkpointing workloads move with the clock.
+// them now (noticed ones are leaving: the scheduler knows them as in flight), sorted by
+// ID. The list is kept in step with starts and stops (runningCache.move): a start's view
+// is filled in here, once its run's fields are set; only checkpointing workloads' views
+// move with the clock.
 func (s *Simulator) runningViews() []placement.Running {
-	if s.views.gen == s.runningGen && s.views.built {
-		for i, st := range s.views.of {
-			if st.w.Timing.CheckpointEvery > 0 {
-				s.views.list[i] = s.runningView(st)
-			}
+	c := &s.views
+	for _, st := range c.fresh {
+		if i, ok := c.index(st); ok {
+			c.list[i] = s.runningView(st)
 		}
-		return s.views.list
 	}
-	s.views.list = s.views.list[:0]
-	for _, st := range s.views.of {
-		if st.view.ID != st.id || st.viewRun != st.run || st.w.Timing.CheckpointEvery > 0 {
-			st.view, st.viewRun = s.runningView(st), st.run
-		}
-		s.views.list = append(s.views.list, st.view)
+	c.fresh = c.fresh[:0]
+	for _, i := range c.checkpointing() {
+		c.list[i] = s.runningView(c.of[i])
 	}
-	s.views.gen, s.views.built = s.runningGen, true
-	return s.views.list
+	return c.list
 }
 
-// runningCache is what runningViews keeps: of are the running workloads sorted by ID,
-// kept as they start and stop (move), so a rebuild walks the running ones only; list
-// their views as of gen.
+// runningCache keeps the running workloads sorted by ID (of) with their views (list,
+// same order): a start or a stop moves one entry instead of a rebuild of thousands per
+// cycle. fresh are the ones started since the last runningViews, views to fill.
 type runningCache struct {
 	list  []placement.Running
 	of    []*wlState
-	gen   uint64
-	built bool
+	fresh []*wlState
+}
+
+// index is st's place in of.
+func (c *runningCache) index(st *wlState) (int, bool) {
+	i := sort.Search(len(c.of), func(i int) bool { return c.of[i].id >= st.id })
+	return i, i < len(c.of) && c.of[i] == st
 }
 
 // move adds st to the running workloads (in) or drops it.
 func (c *runningCache) move(st *wlState, in bool) {
-	i := sort.Search(len(c.of), func(i int) bool { return c.of[i].id >= st.id })
-	there := i < len(c.of) && c.of[i] == st
+	i, there := c.index(st)
 	switch {
 	case in && !there:
 		c.of = slices.Insert(c.of, i, st)
+		c.list = slices.Insert(c.list, i, placement.Running{ID: st.id})
+		c.fresh = append(c.fresh, st)
 	case !in && there:
 		c.of = slices.Delete(c.of, i, i+1)
+		c.list = slices.Delete(c.list, i, i+1)
 	}
+}
+
+// checkpointing are the places of the running workloads that checkpoint periodically.
+func (c *runningCache) checkpointing() []int {
+	var out []int
+	for i, st := range c.of {
+		if st.w.Timing.CheckpointEvery > 0 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // runningView is a running workload as placement's preemption and reservations see it.

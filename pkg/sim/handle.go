@@ -58,7 +58,6 @@ func (s *Simulator) setPhase(st *wlState, to plan.Phase) error {
 		return fmt.Errorf("simulate at %s: %w", s.now, err)
 	}
 	if st.phase == plan.Running || next == plan.Running {
-		s.runningGen++ // the running views change (runningViews)
 		s.views.move(st, next == plan.Running)
 	}
 	st.phase = next
@@ -113,8 +112,7 @@ func (s *Simulator) notice(st *wlState, grace time.Duration, layer plan.Layer) {
 		return // already leaving: the earlier notice stands
 	}
 	st.phase = plan.Preempting // Running → Preempting is always allowed
-	s.runningGen++             // it leaves the running views
-	s.views.move(st, false)
+	s.views.move(st, false)    // it leaves the running views
 	s.touchWorkload(st)
 	if st.w.Timing.CheckpointEvery > 0 {
 		st.saved = st.progressAt(s.now) // the notice is the time to write a checkpoint

@@ -37,22 +37,20 @@ type Simulator struct {
 	now    time.Duration
 	queue  eventQueue
 	wakeAt time.Duration // the backoff wake queued last (scheduleWake)
-	// runningGen counts changes of the running set; views are the running views
-	// kept for it (cycle.go runningViews).
-	runningGen uint64
-	views      runningCache
-	snap       *cluster.Snapshot
-	specs      map[string]cluster.Node // every node ever known, by name (for recover/return)
-	offline    map[string]string       // node -> why it is out of the snapshot
-	cordon     map[string]bool         // nodes under spot notice: no new pods
-	quota      *admission.Quota
-	wls        map[api.WorkloadID]*wlState
-	order      []api.WorkloadID // workload IDs sorted, for deterministic iteration
-	live       []api.WorkloadID // submitted, unfinished workloads, sorted (live.go)
-	cqs        map[string]*api.ClusterQueue
-	log        []EventRecord
-	dirty      bool
-	chg        changes // what moved since the last sample, for DeltaObservers (changes.go)
+	// views are the running workloads' views, kept as they start and stop (cycle.go).
+	views   runningCache
+	snap    *cluster.Snapshot
+	specs   map[string]cluster.Node // every node ever known, by name (for recover/return)
+	offline map[string]string       // node -> why it is out of the snapshot
+	cordon  map[string]bool         // nodes under spot notice: no new pods
+	quota   *admission.Quota
+	wls     map[api.WorkloadID]*wlState
+	order   []api.WorkloadID // workload IDs sorted, for deterministic iteration
+	live    []api.WorkloadID // submitted, unfinished workloads, sorted (live.go)
+	cqs     map[string]*api.ClusterQueue
+	log     []EventRecord
+	dirty   bool
+	chg     changes // what moved since the last sample, for DeltaObservers (changes.go)
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.

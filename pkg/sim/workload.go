@@ -6,7 +6,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
-	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -37,9 +36,6 @@ type wlState struct {
 	firstStart   time.Duration
 	started      bool
 	finishedAt   time.Duration
-	// view is the running view of run viewRun (runningViews): fixed while it runs.
-	view    placement.Running
-	viewRun int
 }
 
 // progressAt is the work done by time t in the current run.
