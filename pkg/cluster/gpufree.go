@@ -56,3 +56,19 @@ func gpuMode(gpus []devices.GPU) devices.SharingMode {
 // DeviceCapacity is everything node i's devices offer, used or not (read-only; nil
 // without GPUs): a cheap way to tell that a node can never serve a GPU resource.
 func (o *Overlay) DeviceCapacity(i int) resources.Vector { return o.state(i).devCap }
+
+// gpuFreeTotal is the node's free milli-GPU over all its GPUs.
+func (s *nodeState) gpuFreeTotal() resources.MilliGPU {
+	var t resources.MilliGPU
+	for _, f := range s.gpuFree() {
+		t += f
+	}
+	return t
+}
+
+// FreeGPUMilli is the free milli-GPU of the whole snapshot (kept as pods bind and leave,
+// not counted node by node).
+func (s *Snapshot) FreeGPUMilli() resources.MilliGPU { return s.freeGPU }
+
+// FreeGPUMilli is the free milli-GPU of the whole overlay.
+func (o *Overlay) FreeGPUMilli() resources.MilliGPU { return o.base.freeGPU + o.freeGPU }

@@ -26,6 +26,8 @@ type Overlay struct {
 	// levels[l] is the overlay's own copy of the free index's level set l once it moved
 	// a node in or out of it; nil entries read the base's (index.go).
 	levels [][]uint64
+	// freeGPU is how much the free milli-GPU of all nodes moved since base.
+	freeGPU resources.MilliGPU
 }
 
 // journalEntry records one step so Undo can reverse it.
@@ -201,6 +203,7 @@ func (o *Overlay) Snapshot() *Snapshot {
 		topologies: o.base.topologies,
 		domains:    o.base.domains,
 		index:      o.snapshotIndex(),
+		freeGPU:    o.FreeGPUMilli(),
 		twins:      o.base.twins,
 		static:     o.base.static, // same nodes, same static answers
 	}
@@ -249,9 +252,11 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 	}
 	st := o.writable(i)
 	if hasDevices {
+		before := st.gpuFreeTotal()
 		if err := st.devices.Commit(bp.Devices); err != nil {
 			return &PodError{Pod: bp.Ref, Node: bp.Node, Err: err}
 		}
+		o.freeGPU += st.gpuFreeTotal() - before
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
 	st.version++
@@ -272,9 +277,11 @@ func (o *Overlay) remove(bp BoundPod) error {
 	}
 	st := o.writable(i)
 	if !bp.Devices.IsZero() && st.devices != nil {
+		before := st.gpuFreeTotal()
 		if err := st.devices.Release(bp.Devices); err != nil {
 			return &PodError{Pod: bp.Ref, Node: bp.Node, Err: err}
 		}
+		o.freeGPU += st.gpuFreeTotal() - before
 		o.refile(i, st, bp.Devices, false)
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })

@@ -92,8 +92,21 @@ func TestOverlayProperties(t *testing.T) {
 // checkMirrors asserts that the numbers the overlay keeps for the placement hot path agree
 // with the maps and the device model they stand for: per-GPU free milli sums to the
 // devices' free gpu-milli (replica GPUs count replicas × ⌊1000/replicas⌋), and free cpu,
-// memory and pods equal the free vector's.
+// memory and pods equal the free vector's; the overlay's free milli-GPU total is the
+// sum of every node's, in the overlay and in a snapshot of it.
 func checkMirrors(t *rapid.T, ov *cluster.Overlay) {
+	var total resources.MilliGPU
+	for i := 0; i < ov.NumNodes(); i++ {
+		for _, f := range ov.GPUFreeMilli(i) {
+			total += f
+		}
+	}
+	if got := ov.FreeGPUMilli(); got != total {
+		t.Fatalf("FreeGPUMilli %d, the nodes' free milli-GPU sums to %d", got, total)
+	}
+	if got, snap := ov.FreeGPUMilli(), ov.Snapshot().FreeGPUMilli(); got != snap {
+		t.Fatalf("FreeGPUMilli %d, its snapshot's %d", got, snap)
+	}
 	for i := 0; i < ov.NumNodes(); i++ {
 		free := ov.Free(i)
 		cpu, mem := ov.FreeCPUMemory(i)

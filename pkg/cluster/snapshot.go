@@ -69,6 +69,7 @@ type Snapshot struct {
 	nodes      []*nodeState
 	byName     map[string]int
 	pods       map[PodRef]*BoundPod // shared between snapshots: never written through
+	freeGPU    resources.MilliGPU   // over every node (FreeGPUMilli)
 	topologies []Topology
 	domains    map[string][]Domain // level label key -> domains, see topology.go
 	index      *freeIndex          // free units per node (index.go)
@@ -102,6 +103,7 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 		st, gpus[i] = newNodeState(n, resolve)
 		empty[i] = nothingHeld(st, gpus[i])
 		s.nodes = append(s.nodes, st)
+		s.freeGPU += st.gpuFreeTotal()
 	}
 	topos, err := normaliseTopologies(topologies)
 	if err != nil {

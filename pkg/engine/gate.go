@@ -11,15 +11,7 @@ import (
 // per-GPU fit only lower it). Within a cycle capacity is only taken (admissions), so it
 // is counted once and decreased as gangs are admitted; what-ifs (preemption checks,
 // reservation walks) are undone before anything else reads it.
-func (c *cycle) countFreeGPU() {
-	var total resources.MilliGPU
-	for i := 0; i < c.ov.NumNodes(); i++ {
-		for _, f := range c.ov.GPUFreeMilli(i) {
-			total += f
-		}
-	}
-	c.freeGPU = total
-}
+func (c *cycle) countFreeGPU() { c.freeGPU = c.ov.FreeGPUMilli() }
 
 // takeGPU charges admitted bindings to the free total.
 func (c *cycle) takeGPU(bs []plan.Binding) {
