@@ -24,6 +24,7 @@ type cycle struct {
 	// held are this cycle's device-level reservations (they hold GPUs);
 	// reservedNodes the node-level ones (node -> earliest ETA).
 	held          placement.ReservationSet
+	holds         [][]heldDevice // per held reservation, its devices as hold pods (hold)
 	reservedNodes map[string]time.Time
 	blocked       map[string]bool        // StrictFIFO ClusterQueues whose head failed
 	runningIdx    map[api.WorkloadID]int // into in.Running; built on first use (runningOf)

@@ -12,7 +12,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
-	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // This file is the engine's side of backfill: the reservations made in a cycle hold
@@ -37,6 +36,31 @@ func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, queue string, why
 		return
 	}
 	c.held = append(c.held, placement.Reservation{Workload: id, Queue: queue, Start: r.ETA, Pods: r.Pods, Waits: r.Waits})
+	c.holds = append(c.holds, c.holdDevices(r.Pods))
+}
+
+// heldDevice is one reserved device as the pseudo pod that holds it.
+type heldDevice struct {
+	ref  cluster.PodRef
+	node int
+	one  devices.Assignment
+}
+
+// holdDevices turns a reservation's pods into hold pods, one per device, named after
+// it so each is held alone; made once per reservation, used by every hold after it.
+func (c *cycle) holdDevices(pods []cluster.BoundPod) []heldDevice {
+	var out []heldDevice
+	for _, bp := range pods {
+		node, ok := c.in.Cluster.NodeIndex(bp.Node)
+		if !ok {
+			continue // not in this snapshot: nothing there to hold
+		}
+		for _, d := range bp.Devices.Devices {
+			ref := cluster.PodRef{Workload: bp.Ref.Workload, PodSet: bp.Ref.PodSet + "/hold/" + d.ID(), Index: bp.Ref.Index}
+			out = append(out, heldDevice{ref: ref, node: node, one: devices.Assignment{Devices: []devices.Device{d}}})
+		}
+	}
+	return out
 }
 
 // expectedEnd is when a workload placed now ends by its known runtime; zero = unknown.
@@ -81,14 +105,9 @@ func holdKey(idx []int) string {
 func (c *cycle) hold(idx []int) []cluster.PodRef {
 	var refs []cluster.PodRef
 	for _, i := range idx {
-		for _, bp := range c.held[i].Pods {
-			for _, d := range bp.Devices.Devices {
-				// One pseudo pod per device, named after it, so each is held alone.
-				ref := cluster.PodRef{Workload: bp.Ref.Workload, PodSet: bp.Ref.PodSet + "/hold/" + d.ID(), Index: bp.Ref.Index}
-				one := devices.Assignment{Devices: []devices.Device{d}}
-				if c.ov.Assume(ref, bp.Node, resources.Vector{}, one) == nil {
-					refs = append(refs, ref)
-				}
+		for _, h := range c.holds[i] {
+			if c.ov.AssumeAt(h.ref, h.node, nil, h.one) == nil {
+				refs = append(refs, h.ref)
 			}
 		}
 	}
