@@ -21,12 +21,21 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 		in[i] = true
 	}
 	var near *NearMiss
+	var fits []fitEntry
+	if p.fits != nil && !p.req.GPU.IsZero() {
+		fits = p.fits.shape(p.ov, fitKeyOf(p.req.GPU))
+	}
 	for i := 0; i < p.ov.NumNodes(); i++ {
 		if nodes != nil && !in[i] {
 			t.add(Rejection{Reason: ReasonTopology, Subject: "outside the candidate domain"})
 			continue
 		}
-		rej := CheckPodOnNodeAt(p.ov, p.req, i)
+		var rej []Rejection
+		if fits != nil {
+			rej = checkPodCached(p.ov, p.req, i, &fits[i])
+		} else {
+			rej = CheckPodOnNodeAt(p.ov, p.req, i)
+		}
 		if len(rej) == 0 {
 			d.FitNodes++
 			continue
@@ -38,6 +47,20 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	}
 	d.Counts, d.NearMiss = t.sorted(), near
 	return d
+}
+
+// checkPodCached is CheckPodOnNodeAt with the device fit read from (and kept in) e:
+// the chooser that just failed asked most nodes the same question.
+func checkPodCached(ov *cluster.Overlay, p *PodRequest, i int, e *fitEntry) []Rejection {
+	out := staticCheck(ov.Node(i), p, true, nil)
+	out = nonGPUCheck(ov, i, p, true, out)
+	if ov.Devices(i) == nil {
+		return append(out, Rejection{Reason: ReasonDevices, Resource: firstGPUName(p), Detail: "node has no GPUs"})
+	}
+	if refreshFit(e, ov, i, p); !e.ok {
+		out = append(out, Rejection{Reason: ReasonDevices, Resource: e.refusal.Resource, Detail: e.refusal.Reason})
+	}
+	return out
 }
 
 // CheckPodOnNodeAt is CheckPodOnNode by node index.

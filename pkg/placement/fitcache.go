@@ -55,9 +55,10 @@ type fitKey struct {
 }
 
 type fitEntry struct {
-	stamp  cluster.Stamp
-	ok     bool
-	assign devices.Assignment
+	stamp   cluster.Stamp
+	ok      bool
+	assign  devices.Assignment
+	refusal *devices.Refusal // why not, when !ok (a node without GPUs: nil)
 }
 
 // maxShapes bounds the cache: past it the cache starts over (a trace with ever new
@@ -100,17 +101,19 @@ func (c *FitCache) shape(ov *cluster.Overlay, key fitKey) []fitEntry {
 // fitAt answers the device part of pod p on node i, from e when node i has not changed
 // since the same shape was last asked there, and records the answer in e otherwise.
 func fitAt(e *fitEntry, ov *cluster.Overlay, i int, p *PodRequest) (devices.Assignment, bool) {
+	refreshFit(e, ov, i, p)
+	return e.assign, e.ok
+}
+
+// refreshFit brings e up to node i's current state.
+func refreshFit(e *fitEntry, ov *cluster.Overlay, i int, p *PodRequest) {
 	stamp := ov.Stamp(i)
 	if e.stamp == stamp {
-		return e.assign, e.ok
+		return
 	}
-	var a devices.Assignment
-	ok := false
+	*e = fitEntry{stamp: stamp}
 	if d := ov.Devices(i); d != nil {
-		var ref *devices.Refusal
-		a, ref = d.Fit(p.GPU)
-		ok = ref == nil
+		e.assign, e.refusal = d.Fit(p.GPU)
+		e.ok = e.refusal == nil
 	}
-	*e = fitEntry{stamp: stamp, ok: ok, assign: a}
-	return a, ok
 }
