@@ -236,7 +236,7 @@ func (p *placementLayer) graceFor(c PlaceCall) time.Duration {
 func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 	w, a := c.Workload, c.Assignment
 	req := placement.ReservationRequest{
-		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Running, Now: c.Now,
+		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Ends, Now: c.Now,
 		Held: c.Held, Previous: c.Previous, NeedGPUMilli: c.NeedGPUMilli, FreeGPUMilli: c.FreeGPUMilli,
 	}
 	if needs := gpuPodNeeds(w); len(needs) > 0 {

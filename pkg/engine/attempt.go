@@ -168,7 +168,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFa
 	if c.slotLeft() {
 		c.personal = true // where a reservation goes depends on the workload's runtime
 		call := c.call(p.Workload, a)
-		call.Running = c.runningByEnd()
+		call.Ends = c.runningByEnd()
 		call.Held, call.Previous = c.held, c.previous(id)
 		call.NeedGPUMilli, call.FreeGPUMilli = gpuNeed(p.Workload), c.freeGPU
 		if r, ok := c.e.placer.Reserve(call); ok {

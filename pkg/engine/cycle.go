@@ -33,7 +33,7 @@ type cycle struct {
 	started []placement.Running
 	// byEnd are running and started in walk order, byEndStarted how many of started it
 	// holds (reserve.go runningByEnd).
-	byEnd        []placement.Running
+	byEnd        *placement.RunningByEnd
 	byEndStarted int
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord

@@ -64,7 +64,9 @@ type PlaceCall struct {
 	// lets the placer use its own seeded one).
 	Rand    *rand.Rand
 	Now     time.Time
-	Running []placement.Running
+	Running []placement.Running // for Preempt
+	// Ends are the running gangs in walk order, for Reserve (built once per cycle).
+	Ends    *placement.RunningByEnd
 	History []placement.PreemptionRecord
 	// Grace is the engine's notice period, used when the placer has none of its own.
 	Grace time.Duration

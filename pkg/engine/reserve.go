@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -163,17 +161,19 @@ func (c *cycle) previous(id api.WorkloadID) *placement.Reservation {
 }
 
 // runningByEnd is the running gangs and those admitted so far this cycle, in the order
-// reservation walks take them (placement.EndsBefore): sorted once per cycle, and each
-// gang admitted since inserted at its place, instead of a copy and a sort per walk.
-func (c *cycle) runningByEnd() []placement.Running {
+// reservation walks take them: checked, sorted and grouped once per cycle, each gang
+// admitted since added at its place. Nil when the running list is invalid (no
+// reservation can be planned over it).
+func (c *cycle) runningByEnd() *placement.RunningByEnd {
 	if c.byEnd == nil {
-		c.byEnd = append(make([]placement.Running, 0, len(c.in.Running)+len(c.started)), c.in.Running...)
-		placement.SortByEnd(c.byEnd)
+		byEnd, err := placement.NewRunningByEnd(c.in.Running)
+		if err != nil {
+			return nil
+		}
+		c.byEnd = byEnd
 	}
 	for ; c.byEndStarted < len(c.started); c.byEndStarted++ {
-		r := c.started[c.byEndStarted]
-		i := sort.Search(len(c.byEnd), func(k int) bool { return placement.EndsBefore(r, c.byEnd[k]) })
-		c.byEnd = slices.Insert(c.byEnd, i, r)
+		_ = c.byEnd.Add(c.started[c.byEndStarted]) // one the cycle itself admitted: unique
 	}
 	return c.byEnd
 }

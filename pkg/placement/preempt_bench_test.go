@@ -59,7 +59,7 @@ func BenchmarkPlanReservation(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := PlanReservation(snap.Overlay(), WorkloadFit(w, nil, Options{Rand: rand.New(rand.NewSource(1))}),
-			ReservationRequest{Workload: w.ID(), Running: running, Now: peNow})
+			ReservationRequest{Workload: w.ID(), Running: byEnd(b, running), Now: peNow})
 		if err != nil || res.Outcome != Reserved {
 			b.Fatalf("%v %s", err, res.Outcome)
 		}

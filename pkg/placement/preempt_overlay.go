@@ -226,21 +226,11 @@ func validateBudgets(req PreemptionRequest) error {
 
 // validateRunning rejects duplicate IDs and negative durations or GPU.
 func validateRunning(rs []Running) error {
-	seen := make(map[api.WorkloadID]bool, len(rs))
+	c := newRunningChecker(len(rs))
 	for i, r := range rs {
-		switch {
-		case r.ID == "":
-			return fmt.Errorf("running workload #%d: id: must not be empty", i)
-		case seen[r.ID]:
-			return fmt.Errorf("running workload %s: id: listed twice", r.ID)
-		case r.GPUMilli < 0:
-			return fmt.Errorf("running workload %s: gpuMilli: %d is negative", r.ID, r.GPUMilli)
-		case r.MinRuntime < 0:
-			return fmt.Errorf("running workload %s: minRuntime: %s is negative", r.ID, r.MinRuntime)
-		case r.GracePeriod < 0:
-			return fmt.Errorf("running workload %s: gracePeriod: %s is negative", r.ID, r.GracePeriod)
+		if err := c.check(i, r); err != nil {
+			return err
 		}
-		seen[r.ID] = true
 	}
 	return nil
 }

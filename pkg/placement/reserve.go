@@ -39,7 +39,7 @@ func (r Reservation) GPUs(node string) []string { return r.devicesByNode()[node]
 type ReservationRequest struct {
 	Workload api.WorkloadID
 	Queue    string
-	Running  []Running // their ExpectedEnd drives the walk; zero = no bound
+	Running  *RunningByEnd // their ExpectedEnd drives the walk; zero = no bound
 	Now      time.Time
 	// Held are reservations of workloads ahead of this one: from its Start on, each
 	// holds its pods' capacity, so a later reservation cannot count on it.

@@ -26,8 +26,8 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	if ov == nil || fit == nil {
 		return ReservationResult{}, fmt.Errorf("reservation for %s: overlay and fit must not be nil", req.Workload)
 	}
-	if err := validateRunning(req.Running); err != nil {
-		return ReservationResult{}, fmt.Errorf("reservation for %s: %w", req.Workload, err)
+	if req.Running == nil {
+		return ReservationResult{}, fmt.Errorf("reservation for %s: running: must not be nil (NewRunningByEnd)", req.Workload)
 	}
 	res := ReservationResult{Workload: req.Workload}
 	p := &overlayProbe{ov: ov, fit: fit}
@@ -37,7 +37,7 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 		res.Outcome, res.Reason = ReserveFitsNow, "the gang fits now"
 		return res, nil
 	}
-	groups, unbounded := groupByEnd(req.Running, req.Now)
+	groups, unbounded := req.Running.groupsFor(req.Now)
 	res.Unbounded = unbounded
 	held := heldBefore(req.Held, req.Workload)
 	start := enoughFrom(groups, req)
@@ -244,15 +244,11 @@ func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, 
 	return true
 }
 
-// groupByEnd sorts bounded workloads by end time (ties by ID) into groups; an end in
-// the past counts as now (the workload is overdue and about to be stopped). The groups
-// share rs's backing array where they can (a caller that hands rs sorted, SortByEnd,
-// pays no copy): every reservation of a cycle walks them.
-func groupByEnd(rs []Running, now time.Time) ([]endGroup, []api.WorkloadID) {
-	if !slices.IsSortedFunc(rs, compareEnds) {
-		rs = slices.Clone(rs)
-		slices.SortFunc(rs, compareEnds)
-	}
+// groupSorted groups a list sorted by EndsBefore: workloads without an end first (in
+// ID order), then one group per end time; an end in the past counts as now (the
+// workload is overdue and about to be stopped). The groups share rs's backing array
+// except the overdue one.
+func groupSorted(rs []Running, now time.Time) ([]endGroup, []api.WorkloadID) {
 	b := 0 // unbounded ends are zero: they sort first, in ID order
 	for b < len(rs) && rs[b].ExpectedEnd.IsZero() {
 		b++
@@ -302,9 +298,6 @@ func EndsBefore(a, b Running) bool {
 	}
 	return a.ID < b.ID
 }
-
-// SortByEnd sorts rs by EndsBefore.
-func SortByEnd(rs []Running) { slices.SortFunc(rs, compareEnds) }
 
 // heldBefore drops w's own reservation from held.
 func heldBefore(held ReservationSet, w api.WorkloadID) ReservationSet {

@@ -53,7 +53,7 @@ func runStream(t *testing.T, honour bool, horizon time.Duration) streamResult {
 				out.gangStart = now
 				held = nil
 			} else if honour {
-				res, err := PlanReservation(ov, bigFit, ReservationRequest{Workload: big.ID(), Running: running, Now: now, Previous: prev})
+				res, err := PlanReservation(ov, bigFit, ReservationRequest{Workload: big.ID(), Running: byEnd(t, running), Now: now, Previous: prev})
 				if err != nil || res.Outcome != Reserved {
 					t.Fatalf("minute %d: reservation %v %+v", n, err, res)
 				}

@@ -25,7 +25,7 @@ func TestPlanReservationETAIsTheEndThatFreesEnough(t *testing.T) {
 	})
 	ov := snap.Overlay()
 	res, err := PlanReservation(ov, peFirstFit("ns/head", 2, 8),
-		ReservationRequest{Workload: "ns/head", Queue: "cq", Running: running, Now: peNow})
+		ReservationRequest{Workload: "ns/head", Queue: "cq", Running: byEnd(t, running), Now: peNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestPlanReservationOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			snap, running := peBind(t, peNodes(t, 2, 8), tc.gangs)
 			res, err := PlanReservation(snap.Overlay(), peFirstFit("ns/head", tc.pods, 8),
-				ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
+				ReservationRequest{Workload: "ns/head", Running: byEnd(t, running), Now: peNow})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,12 +106,12 @@ func TestPlanReservationRespectsHeldReservations(t *testing.T) {
 		{run: MakeRunning("ns/b").Ends(peNow.Add(20 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n01"}},
 	})
 	ov := snap.Overlay()
-	first, err := PlanReservation(ov, peFirstFit("ns/first", 1, 8), ReservationRequest{Workload: "ns/first", Running: running, Now: peNow})
+	first, err := PlanReservation(ov, peFirstFit("ns/first", 1, 8), ReservationRequest{Workload: "ns/first", Running: byEnd(t, running), Now: peNow})
 	if err != nil || first.Outcome != Reserved {
 		t.Fatalf("first: %v %+v", err, first)
 	}
 	second, err := PlanReservation(ov, peFirstFit("ns/second", 1, 8), ReservationRequest{
-		Workload: "ns/second", Running: running, Now: peNow, Held: ReservationSet{*first.Reservation}})
+		Workload: "ns/second", Running: byEnd(t, running), Now: peNow, Held: ReservationSet{*first.Reservation}})
 	if err != nil || second.Outcome != Reserved {
 		t.Fatalf("second: %v %+v", err, second)
 	}
@@ -131,7 +131,7 @@ func TestPlanReservationKeepsValidPrevious(t *testing.T) {
 		{run: MakeRunning("ns/b").Ends(peNow.Add(10 * time.Minute)).Obj(), perPod: 8, nodes: []string{"n01"}},
 	})
 	ov := snap.Overlay()
-	fresh, err := PlanReservation(ov, peFirstFit("ns/head", 1, 8), ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
+	fresh, err := PlanReservation(ov, peFirstFit("ns/head", 1, 8), ReservationRequest{Workload: "ns/head", Running: byEnd(t, running), Now: peNow})
 	if err != nil || fresh.Reservation == nil {
 		t.Fatalf("%v %+v", err, fresh)
 	}
@@ -139,7 +139,7 @@ func TestPlanReservationKeepsValidPrevious(t *testing.T) {
 	// valid and the fresh ETA wins.
 	stale := *fresh.Reservation
 	stale.Start = peNow.Add(5 * time.Minute)
-	got, _ := PlanReservation(ov, peFirstFit("ns/head", 1, 8), ReservationRequest{Workload: "ns/head", Running: running, Now: peNow, Previous: &stale})
+	got, _ := PlanReservation(ov, peFirstFit("ns/head", 1, 8), ReservationRequest{Workload: "ns/head", Running: byEnd(t, running), Now: peNow, Previous: &stale})
 	if got.KeptPrevious || !got.Reservation.Start.Equal(peNow.Add(10*time.Minute)) {
 		t.Errorf("invalid previous kept: %+v", got)
 	}
@@ -149,7 +149,7 @@ func TestPlanReservationKeepsValidPrevious(t *testing.T) {
 		ref := cluster.PodRef{Workload: "ns/head", PodSet: "main", Index: 0}
 		return &Placement{Workload: "ns/head"}, peAssume(ov, ref, peGPUReq(8), "n00") == nil
 	}
-	got, _ = PlanReservation(ov, onlyN00, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow, Previous: fresh.Reservation})
+	got, _ = PlanReservation(ov, onlyN00, ReservationRequest{Workload: "ns/head", Running: byEnd(t, running), Now: peNow, Previous: fresh.Reservation})
 	if !got.KeptPrevious || !got.Reservation.Start.Equal(peNow.Add(10*time.Minute)) {
 		t.Errorf("valid earlier previous not kept: %+v", got)
 	}
@@ -235,7 +235,7 @@ func TestPlanReservationProperties(t *testing.T) {
 		ov := snap.Overlay()
 		pods, per := rapid.IntRange(1, 3).Draw(rt, "pods"), rapid.IntRange(1, 8).Draw(rt, "per")
 		fit := peFirstFit("ns/head", pods, per)
-		res, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow})
+		res, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: byEnd(t, running), Now: peNow})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestPlanReservationProperties(t *testing.T) {
 		for _, u := range used {
 			free -= u
 		}
-		bounded, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: running, Now: peNow,
+		bounded, err := PlanReservation(ov, fit, ReservationRequest{Workload: "ns/head", Running: byEnd(t, running), Now: peNow,
 			NeedGPUMilli: resources.MilliGPU(pods*per) * resources.MilliPerGPU, FreeGPUMilli: resources.MilliGPU(free) * resources.MilliPerGPU})
 		if err != nil {
 			rt.Fatal(err)
@@ -298,18 +298,18 @@ func TestPlanReservationProperties(t *testing.T) {
 
 func TestPlanReservationBadInput(t *testing.T) {
 	snap, running := peBind(t, peNodes(t, 1, 8), []peGang{{run: MakeRunning("ns/a").Obj(), perPod: 8, nodes: []string{"n00"}}})
+	ends := byEnd(t, running)
 	cases := []struct {
 		name string
 		ov   *cluster.Overlay
 		fit  GangFit
-		run  []Running
+		run  *RunningByEnd
 		// want: a substring of the error.
 		want string
 	}{
-		{"nil overlay", nil, peFirstFit("ns/h", 1, 8), running, "overlay and fit must not be nil"},
-		{"nil fit", snap.Overlay(), nil, running, "overlay and fit must not be nil"},
-		{"duplicate running", snap.Overlay(), peFirstFit("ns/h", 1, 8), append(running, running[0]), "ns/a: id: listed twice"},
-		{"negative min runtime", snap.Overlay(), peFirstFit("ns/h", 1, 8), []Running{MakeRunning("ns/x").MinRuntime(-time.Second).Obj()}, "ns/x: minRuntime"},
+		{"nil overlay", nil, peFirstFit("ns/h", 1, 8), ends, "overlay and fit must not be nil"},
+		{"nil fit", snap.Overlay(), nil, ends, "overlay and fit must not be nil"},
+		{"nil running", snap.Overlay(), peFirstFit("ns/h", 1, 8), nil, "running: must not be nil"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,4 +319,45 @@ func TestPlanReservationBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunningByEndBadInput: an invalid running list is refused naming the workload and
+// the field, when built and when a workload is added, and the list is left as it was.
+func TestRunningByEndBadInput(t *testing.T) {
+	a := MakeRunning("ns/a").Obj()
+	for _, tc := range []struct {
+		name string
+		run  []Running
+		want string
+	}{
+		{"duplicate", []Running{a, a}, "ns/a: id: listed twice"},
+		{"empty id", []Running{{}}, "#0: id: must not be empty"},
+		{"negative min runtime", []Running{MakeRunning("ns/x").MinRuntime(-time.Second).Obj()}, "ns/x: minRuntime"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := NewRunningByEnd(tc.run); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	r := byEnd(t, []Running{a})
+	if err := r.Add(a); err == nil || !strings.Contains(err.Error(), "ns/a: id: listed twice") {
+		t.Fatalf("Add of a duplicate: error = %v", err)
+	}
+	if r.Len() != 1 {
+		t.Fatalf("a refused Add changed the list: %d workloads", r.Len())
+	}
+}
+
+// byEnd is NewRunningByEnd that must succeed.
+func byEnd(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, rs []Running) *RunningByEnd {
+	t.Helper()
+	r, err := NewRunningByEnd(rs)
+	if err != nil {
+		t.Fatalf("running list: %v", err)
+	}
+	return r
 }

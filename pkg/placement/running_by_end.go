@@ -1,0 +1,99 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/gantry-sched/gantry/pkg/api"
+)
+
+// RunningByEnd is the running workloads in the order reservation walks take them (by
+// expected end, ties by ID), checked once. A cycle plans several reservations over one
+// running list and admits gangs between them: it builds this once (NewRunningByEnd),
+// adds each admitted gang at its place (Add), and every walk reuses the checks, the
+// order and the grouping by end time instead of redoing them over every running gang.
+type RunningByEnd struct {
+	list []Running
+	ids  runningChecker
+	// groups and unbounded are list grouped by end as of groupsNow (groupsFor);
+	// grouped says they are current.
+	groups    []endGroup
+	unbounded []api.WorkloadID
+	groupsNow time.Time
+	grouped   bool
+}
+
+// NewRunningByEnd checks rs (IDs present and unique, no negative amounts) and sorts a
+// copy of it.
+func NewRunningByEnd(rs []Running) (*RunningByEnd, error) {
+	r := &RunningByEnd{list: slices.Clone(rs), ids: newRunningChecker(len(rs))}
+	for i, x := range rs {
+		if err := r.ids.check(i, x); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(r.list, compareEnds)
+	return r, nil
+}
+
+// Add puts x at its place; an invalid or duplicate x is an error and changes nothing.
+func (r *RunningByEnd) Add(x Running) error {
+	if err := r.ids.check(len(r.list), x); err != nil {
+		return err
+	}
+	i := sort.Search(len(r.list), func(k int) bool { return EndsBefore(x, r.list[k]) })
+	r.list = slices.Insert(r.list, i, x)
+	r.grouped = false // the groups share list's backing array
+	return nil
+}
+
+// Len is the number of running workloads.
+func (r *RunningByEnd) Len() int { return len(r.list) }
+
+// List is the workloads in walk order (read-only).
+func (r *RunningByEnd) List() []Running { return r.list }
+
+// runningChecker checks running workloads one by one, as every running list placement
+// takes must be: IDs present and unique, no negative amounts.
+type runningChecker struct{ ids map[api.WorkloadID]bool }
+
+func newRunningChecker(n int) runningChecker {
+	return runningChecker{ids: make(map[api.WorkloadID]bool, n)}
+}
+
+// check validates x, the i-th running workload given, and remembers its ID.
+func (c runningChecker) check(i int, x Running) error {
+	if err := c.invalid(i, x); err != nil {
+		return err
+	}
+	c.ids[x.ID] = true
+	return nil
+}
+
+func (c runningChecker) invalid(i int, x Running) error {
+	switch {
+	case x.ID == "":
+		return fmt.Errorf("running workload #%d: id: must not be empty", i)
+	case c.ids[x.ID]:
+		return fmt.Errorf("running workload %s: id: listed twice", x.ID)
+	case x.GPUMilli < 0:
+		return fmt.Errorf("running workload %s: gpuMilli: %d is negative", x.ID, x.GPUMilli)
+	case x.MinRuntime < 0:
+		return fmt.Errorf("running workload %s: minRuntime: %s is negative", x.ID, x.MinRuntime)
+	case x.GracePeriod < 0:
+		return fmt.Errorf("running workload %s: gracePeriod: %s is negative", x.ID, x.GracePeriod)
+	}
+	return nil
+}
+
+// groupsFor is the list grouped by end time as seen at now (kept until Add or another
+// now).
+func (r *RunningByEnd) groupsFor(now time.Time) ([]endGroup, []api.WorkloadID) {
+	if !r.grouped || !r.groupsNow.Equal(now) {
+		r.groups, r.unbounded = groupSorted(r.list, now)
+		r.groupsNow, r.grouped = now, true
+	}
+	return r.groups, r.unbounded
+}
