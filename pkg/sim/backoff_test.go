@@ -22,7 +22,7 @@ func TestRequeueBackoffAfterNodeFailure(t *testing.T) {
 	placedAt := func(pol engine.RequeuePolicy) []Seconds {
 		p := engine.DefaultPolicy()
 		p.Requeue = pol
-		s, err := New(objs, Options{Policy: p})
+		s, err := New(objs, Options{KeepLog: true, Policy: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestRequeueLimitStopsRetries(t *testing.T) {
 	objs := w.Obj()
 	p := engine.DefaultPolicy()
 	p.Requeue = engine.RequeuePolicy{BackoffBase: time.Minute, BackoffLimit: 1}
-	s, err := New(objs, Options{Policy: p})
+	s, err := New(objs, Options{KeepLog: true, Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func checkedSim(t *testing.T) (*Simulator, *invariantChecker) {
 	objs := MakeWorld().Pool("h", 2, 8, api.CapacityOnDemand).Queue("cq", 12, "h").
 		Job("gang", 2, 4, 0, time.Hour, 0).Job("one", 1, 2, 0, time.Hour, 0).Job("big", 1, 16, 0, time.Hour, 0).Obj()
 	chk := newInvariantChecker()
-	s, err := New(objs, Options{Policy: engine.Policy{Config: engine.Config{Preemption: true}, Seed: 1}, Observers: []Observer{chk.observer()}})
+	s, err := New(objs, Options{KeepLog: true, Policy: engine.Policy{Config: engine.Config{Preemption: true}, Seed: 1}, Observers: []Observer{chk.observer()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func restartedSim(t *testing.T, fault restoreFault) error {
 		Job("gang", 2, 4, 0, time.Hour, 0).Job("one", 1, 2, 0, time.Hour, 0).Job("big", 1, 8, time.Minute, time.Hour, 0).Obj()
 	chk := newInvariantChecker()
 	r := &invSim{rec: newRestartRecords(), chk: chk, fault: fault}
-	s, err := New(objs, Options{Policy: engine.Policy{Config: engine.Config{Reservations: true}, Seed: 1},
+	s, err := New(objs, Options{KeepLog: true, Policy: engine.Policy{Config: engine.Config{Reservations: true}, Seed: 1},
 		Observers: []Observer{r.rec.observer(), chk.observer()}})
 	if err != nil {
 		t.Fatal(err)

@@ -198,7 +198,7 @@ type simResult struct {
 // too (checkRestored, then checkAfterRestart once the new scheduler's first pass ran).
 func simulateWorld(w invWorld, chk *invariantChecker, mode restartMode) (*invSim, error) {
 	r := &invSim{rec: newRestartRecords(), chk: chk, mode: mode}
-	opts := Options{Until: w.until, Policy: w.policy, Observers: []Observer{r.rec.observer()}}
+	opts := Options{KeepLog: true, Until: w.until, Policy: w.policy, Observers: []Observer{r.rec.observer()}}
 	if chk != nil {
 		opts.Observers = append(opts.Observers, chk.observer())
 	}

@@ -18,7 +18,7 @@ import (
 func TestNotTriedWorkloadIsTriedAgain(t *testing.T) {
 	objs := MakeWorld().Pool("h", 1, 8, api.CapacityOnDemand).Queue("cq", 8, "h").
 		Job("big", 1, 16, 0, time.Hour, 0).Job("small", 1, 1, 0, time.Hour, 0).Obj()
-	s, err := New(objs, Options{Until: 48 * time.Hour, Policy: engine.Policy{Config: engine.Config{MaxAttempts: 1}, Seed: 1}})
+	s, err := New(objs, Options{KeepLog: true, Until: 48 * time.Hour, Policy: engine.Policy{Config: engine.Config{MaxAttempts: 1}, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestPreemptionChainTerminates(t *testing.T) {
 		t.Run(fmt.Sprintf("retryAll=%v", retryAll), func(t *testing.T) {
 			cfg := engine.Config{Preemption: true, Grace: time.Minute}
 			objs := chainWorld()
-			s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
+			s, err := New(objs, Options{KeepLog: true, Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
 			if err != nil {
 				t.Fatal(err)
 			}

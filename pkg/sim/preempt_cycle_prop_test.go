@@ -59,7 +59,7 @@ func TestPreemptionTerminatesProperty(t *testing.T) {
 		objs := drawPreemptionWorld(rt)
 		retryAll := rapid.Bool().Draw(rt, "retryAll")
 		cfg := engine.Config{Preemption: true, Grace: time.Minute}
-		s, err := New(objs, Options{Until: cycleHorizon, Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
+		s, err := New(objs, Options{KeepLog: true, Until: cycleHorizon, Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
 		if err != nil {
 			rt.Fatal(err)
 		}

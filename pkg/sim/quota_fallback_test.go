@@ -20,7 +20,7 @@ func gpuQuota(f string, n int64) []api.ResourceGroup {
 func newTestSim(t *testing.T, objs *api.Objects) *Simulator {
 	t.Helper()
 	cfg := engine.Config{Preemption: true, Reservations: true, Grace: 2 * time.Minute}
-	s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 1}})
+	s, err := New(objs, Options{KeepLog: true, Policy: engine.Policy{Config: cfg, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

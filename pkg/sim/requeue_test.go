@@ -34,7 +34,7 @@ func simulate(t *testing.T, objs *api.Objects, retryAll bool) (*Simulator, []byt
 // simulateWith is simulate under engine policy cfg, run until no event is left.
 func simulateWith(t *testing.T, objs *api.Objects, cfg engine.Config, retryAll bool) (*Simulator, []byte) {
 	t.Helper()
-	s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
+	s, err := New(objs, Options{KeepLog: true, Policy: engine.Policy{Config: cfg, Seed: 3, RetryAll: retryAll}})
 	if err != nil {
 		t.Fatal(err)
 	}

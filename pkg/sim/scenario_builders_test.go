@@ -60,7 +60,7 @@ func (b *world) Obj() *api.Objects { o := b.o; return &o }
 func runLog(t *testing.T, objs *api.Objects, seed int64) ([]EventRecord, []byte) {
 	t.Helper()
 	cfg := engine.Config{Preemption: true, Reservations: true, Grace: 2 * time.Minute}
-	s, err := New(objs, Options{Policy: engine.Policy{Config: cfg, Seed: seed}})
+	s, err := New(objs, Options{KeepLog: true, Policy: engine.Policy{Config: cfg, Seed: seed}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ type Options struct {
 	Observers []Observer
 	// MaxCyclesPerInstant guards against a cycle storm at one instant (0 = 64).
 	MaxCyclesPerInstant int
+	// KeepLog keeps every event record in memory for Log (tests, small runs). Off, the
+	// records only go to the Observers: a fleet-size run makes millions of them.
+	KeepLog bool
 }
 
 // Simulator runs the engine over a modelled cluster. Not safe for concurrent use.
@@ -143,7 +146,7 @@ func (s *Simulator) buildWorkloads() error {
 // Now is the current simulated time.
 func (s *Simulator) Now() time.Duration { return s.now }
 
-// Log returns the event log so far (read-only).
+// Log returns the event log so far (read-only); empty unless Options.KeepLog.
 func (s *Simulator) Log() []EventRecord { return s.log }
 
 // Run advances the simulation to Options.Until (or until no event is left).
@@ -208,7 +211,9 @@ func (s *Simulator) scheduleWake() {
 
 func (s *Simulator) emit(r EventRecord) {
 	r.T = Seconds(s.now)
-	s.log = append(s.log, r)
+	if s.opts.KeepLog {
+		s.log = append(s.log, r)
+	}
 	for _, o := range s.opts.Observers {
 		o.OnEvent(r)
 	}

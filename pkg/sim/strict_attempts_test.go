@@ -16,7 +16,7 @@ func TestStrictFIFOHeadHoldsUnderAttemptCap(t *testing.T) {
 		Job("big", 1, 16, 0, time.Hour, 0).Priority("big", 2).
 		Job("small", 1, 1, 0, time.Hour, 0).Priority("small", 1).Obj()
 	for _, cap := range []int{0, 1} {
-		s, err := New(objs, Options{Until: 30 * time.Minute, Policy: engine.Policy{Config: engine.Config{MaxAttempts: cap}, Seed: 1}})
+		s, err := New(objs, Options{KeepLog: true, Until: 30 * time.Minute, Policy: engine.Policy{Config: engine.Config{MaxAttempts: cap}, Seed: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
