@@ -61,6 +61,23 @@ func BenchmarkGang32On10000Nodes(b *testing.B) {
 	}
 }
 
+// BenchmarkGang32On10000NodesFitCache is the same gang placed as the engine places it:
+// with the placer's fit cache, kept from one placement to the next (nodes whose state
+// did not change keep their device answers; the choosers reuse their buffers).
+func BenchmarkGang32On10000NodesFitCache(b *testing.B) {
+	s := bigCluster(b)
+	w := gt.MakeWorkload("ns", "train").PodSet("workers", 32).Requests(gt.Req("cpu", "16", "nvidia.com/gpu", "8")).Obj()
+	fits := &placement.FitCache{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		pl, d := placement.PlaceWorkload(s.Overlay(), w, nil, placement.Options{Rand: rand.New(rand.NewSource(1)), FitCache: fits})
+		if d != nil || len(pl.Pods) != 32 {
+			b.Fatalf("gang not placed: %s", d)
+		}
+	}
+}
+
 const openbDir = "../../../shared/traces/alibaba-gpu-v2023/csv/"
 
 // BenchmarkFGD8000PodsOpenb places 8,000 single pods drawn from the openb pod list with
