@@ -34,6 +34,7 @@ type treeNode struct {
 type structure struct {
 	nodes   []treeNode
 	byName  map[string]nodeID // "cq:<name>" and "cohort:<name>"
+	cqs     map[string]nodeID // ClusterQueues by plain name (cqID: no key to build per look-up)
 	frs     []FlavorResource
 	frIndex map[FlavorResource]frID
 	flavors map[string]*api.ResourceFlavor
@@ -62,13 +63,14 @@ func (s *structure) idx(n nodeID, f frID) int { return int(n)*len(s.frs) + int(f
 
 // cqID returns the node of ClusterQueue name.
 func (s *structure) cqID(name string) (nodeID, bool) {
-	id, ok := s.byName["cq:"+name]
+	id, ok := s.cqs[name]
 	return id, ok
 }
 
 func newStructure(objs *api.Objects, acct GPUAccounting) (*structure, error) {
 	s := &structure{
 		byName:  map[string]nodeID{},
+		cqs:     map[string]nodeID{},
 		frIndex: map[FlavorResource]frID{},
 		flavors: map[string]*api.ResourceFlavor{},
 		covered: map[nodeID]map[resources.Name]int{},
@@ -94,6 +96,7 @@ func newStructure(objs *api.Objects, acct GPUAccounting) (*structure, error) {
 			return nil, err
 		}
 		s.byName["cq:"+cq.Name] = nodeID(len(s.nodes))
+		s.cqs[cq.Name] = nodeID(len(s.nodes))
 		s.nodes = append(s.nodes, treeNode{name: cq.Name, isCQ: true, parent: noNode, weight: w, cq: cq})
 	}
 	cohorts, err := collectCohorts(objs)

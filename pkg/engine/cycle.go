@@ -37,7 +37,7 @@ type cycle struct {
 	byEndStarted int
 	// history is Input.History plus this cycle's preemptions (disruption budgets).
 	history []placement.PreemptionRecord
-	pos     map[string]int
+	pos     map[*api.Workload]int
 	visits  *visits
 	// noFit is set when the last attempt ended in admission's NoFit (followers.go);
 	// following the classes whose member is waiting in visits.
@@ -114,7 +114,7 @@ func (c *cycle) reject(p Pending, layer plan.Layer, reason plan.Reason, ev *plan
 	}
 	c.out.Rejections = append(c.out.Rejections, plan.Rejection{
 		Workload: p.id(), ClusterQueue: p.ClusterQueue, Layer: layer,
-		Reason: reason, Evidence: ev, Position: c.pos[string(p.id())],
+		Reason: reason, Evidence: ev, Position: c.pos[p.Workload],
 	})
 }
 

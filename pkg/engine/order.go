@@ -2,7 +2,7 @@ package engine
 
 import (
 	"container/heap"
-	"sort"
+	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 )
@@ -73,7 +73,7 @@ func (k *keyer) share(cq string) int64 {
 
 func (k *keyer) key(p Pending) headKey {
 	return headKey{
-		preempting: len(k.nominated[p.id()]) > 0,
+		preempting: len(k.nominated) > 0 && len(k.nominated[p.id()]) > 0,
 		priority:   p.Workload.Priority,
 		share:      k.share(p.ClusterQueue),
 		lqUsage:    p.LocalQueueUsage,
@@ -92,7 +92,7 @@ type visits struct {
 	keys    []headKey
 	next    int
 	later   keyedHeap
-	pos     map[string]int // 1-based place within its ClusterQueue
+	pos     map[*api.Workload]int // 1-based place within its ClusterQueue (keyed by pointer: no hashing of IDs)
 	perCQ   map[string]int
 	fetched map[api.WorkloadID]bool // handed in by Followers
 	// seekers are Input.SlotSeekers, visited only while seeking() says a reservation
@@ -110,9 +110,18 @@ func newVisits(pending []Pending, k *keyer) *visits {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]].less(keys[idx[b]]) })
+	// Keys are total (the ID comes last), so any sort gives the one order.
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case a == b:
+			return 0
+		case keys[a].less(keys[b]):
+			return -1
+		}
+		return 1
+	})
 	v := &visits{k: k, sorted: make([]Pending, len(pending)), keys: make([]headKey, len(pending)),
-		pos: make(map[string]int, len(pending)), perCQ: map[string]int{}}
+		pos: make(map[*api.Workload]int, len(pending)), perCQ: map[string]int{}}
 	for i, j := range idx {
 		v.sorted[i], v.keys[i] = pending[j], keys[j]
 		v.place(pending[j])
@@ -123,7 +132,7 @@ func newVisits(pending []Pending, k *keyer) *visits {
 // place gives p the next position in its ClusterQueue.
 func (v *visits) place(p Pending) {
 	v.perCQ[p.ClusterQueue]++
-	v.pos[string(p.id())] = v.perCQ[p.ClusterQueue]
+	v.pos[p.Workload] = v.perCQ[p.ClusterQueue]
 }
 
 // add hands in a class member while the cycle runs.

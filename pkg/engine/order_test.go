@@ -51,7 +51,16 @@ func visitAll(v *visits) ([]Pending, map[string]int) {
 	for p, ok := v.pop(); ok; p, ok = v.pop() {
 		out = append(out, p)
 	}
-	return out, v.pos
+	return out, positions(v)
+}
+
+// positions are the visits' places within their ClusterQueues, by workload ID.
+func positions(v *visits) map[string]int {
+	out := map[string]int{}
+	for w, n := range v.pos {
+		out[string(w.ID())] = n
+	}
+	return out
 }
 
 // A member handed in while the cycle runs is visited at its own place: before the
@@ -73,7 +82,7 @@ func TestVisitsMergeHandedInMembers(t *testing.T) {
 	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(ids, want) {
 		t.Fatalf("visits %v, want %v", ids, want)
 	}
-	if v.pos["ns/d"] != 4 || !v.fetched["ns/b"] || v.fetched["ns/c"] {
+	if positions(v)["ns/d"] != 4 || !v.fetched["ns/b"] || v.fetched["ns/c"] {
 		t.Errorf("positions %v, handed in %v", v.pos, v.fetched)
 	}
 }
