@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -199,7 +198,7 @@ func (o *Overlay) Snapshot() *Snapshot {
 	next := &Snapshot{
 		nodes:      make([]*nodeState, len(o.base.nodes)),
 		byName:     o.base.byName,
-		pods:       maps.Clone(o.base.pods), // copies the table whole, no rehashing
+		pods:       o.base.pods.with(o.pods), // copies only the shards the overlay changed
 		topologies: o.base.topologies,
 		domains:    o.base.domains,
 		index:      o.snapshotIndex(),
@@ -219,16 +218,6 @@ func (o *Overlay) Snapshot() *Snapshot {
 			}
 		} else {
 			next.nodes[i] = o.base.nodes[i]
-		}
-	}
-	if next.pods == nil {
-		next.pods = make(map[PodRef]*BoundPod, len(o.pods))
-	}
-	for k, p := range o.pods {
-		if p == nil {
-			delete(next.pods, k)
-		} else {
-			next.pods[k] = p // assumed pods are fresh copies, never written after
 		}
 	}
 	return next
@@ -300,7 +289,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 // setPod records pod's overlay state (nil: absent). An assumed-then-undone pod that the
 // base never had drops out of the map, so the overlay's map stays small.
 func (o *Overlay) setPod(ref PodRef, p *BoundPod) {
-	if _, inBase := o.base.pods[ref]; p == nil && !inBase {
+	if _, inBase := o.base.pods.get(ref); p == nil && !inBase {
 		delete(o.pods, ref)
 		return
 	}

@@ -68,8 +68,8 @@ func (s *nodeState) clone() *nodeState {
 type Snapshot struct {
 	nodes      []*nodeState
 	byName     map[string]int
-	pods       map[PodRef]*BoundPod // shared between snapshots: never written through
-	freeGPU    resources.MilliGPU   // over every node (FreeGPUMilli)
+	pods       *podTable          // shared between snapshots, shard by shard
+	freeGPU    resources.MilliGPU // over every node (FreeGPUMilli)
 	topologies []Topology
 	domains    map[string][]Domain // level label key -> domains, see topology.go
 	index      *freeIndex          // free units per node (index.go)
@@ -81,7 +81,7 @@ type Snapshot struct {
 // and non-empty; each topology must have levels. The nodes' Devices are cloned, so the
 // caller's values stay untouched.
 func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
-	s := &Snapshot{byName: make(map[string]int, len(nodes)), pods: map[PodRef]*BoundPod{}}
+	s := &Snapshot{byName: make(map[string]int, len(nodes)), pods: &podTable{}}
 	sorted := make([]*Node, len(nodes))
 	for i := range nodes {
 		n := nodes[i]
@@ -167,7 +167,7 @@ func (s *Snapshot) PodsOn(i int) []PodRef { return s.nodes[i].pods }
 
 // Pod returns a bound pod.
 func (s *Snapshot) Pod(ref PodRef) (BoundPod, bool) {
-	if p, ok := s.pods[ref]; ok {
+	if p, ok := s.pods.get(ref); ok {
 		return *p, true
 	}
 	return BoundPod{}, false
@@ -175,10 +175,8 @@ func (s *Snapshot) Pod(ref PodRef) (BoundPod, bool) {
 
 // Pods returns every bound pod, sorted by workload, pod set and index.
 func (s *Snapshot) Pods() []BoundPod {
-	out := make([]BoundPod, 0, len(s.pods))
-	for _, p := range s.pods {
-		out = append(out, *p)
-	}
+	out := make([]BoundPod, 0, s.pods.len())
+	s.pods.each(func(p *BoundPod) { out = append(out, *p) })
 	sort.Slice(out, func(i, j int) bool { return out[i].Ref.less(out[j].Ref) })
 	return out
 }
