@@ -10,7 +10,9 @@
 // (Snapshot.StaticSet: a flavor's labels and taints), and know which idle nodes are
 // configured alike (Overlay.TwinClass), so that one of them can be evaluated for all.
 // The index is kept current by every assume, forget and undo, and costs a new overlay
-// nothing until it writes.
+// nothing until it writes. A snapshot made from an overlay shares what the overlay did
+// not change: untouched node states, the shards of the pod table it did not write
+// (podtable.go), and carries the fleet's free milli-GPU forward instead of recounting it.
 //
 // Everything here is pure: no I/O, no clocks, no randomness. GPU accounting itself is
 // delegated to pkg/devices; this package only decides which NodeDevices a node has and

@@ -9,4 +9,9 @@
 // interfaces (Quota and Placer, in interfaces.go) so the cycle can be tested with fakes
 // and the adapters over the real packages live in adapters.go. Time and randomness are
 // injected through Input; the same Input gives the same Plan.
+//
+// Scheduler (scheduler.go, build.go) is the state both drivers keep between cycles: each
+// workload's queue and where it stands, parked workloads indexed by what could wake them
+// (entry sets, entryset.go), reservations, notices and preemption history; it hands a
+// cycle only the workloads whose answer may have changed.
 package engine
