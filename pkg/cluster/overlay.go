@@ -184,9 +184,18 @@ func (o *Overlay) Undo(m Mark) {
 }
 
 // Changes returns the steps taken so far, in order: the list Snapshot.Apply replays.
-func (o *Overlay) Changes() []Change {
-	out := make([]Change, len(o.journal))
-	for k, e := range o.journal {
+func (o *Overlay) Changes() []Change { return o.ChangesSince(0) }
+
+// ChangesSince returns the steps taken after mark m, in order (none for a mark outside
+// the journal). Copying only the tail matters to callers that ask after every
+// placement: the journal of a cycle's overlay grows long.
+func (o *Overlay) ChangesSince(m Mark) []Change {
+	if int(m) < 0 || int(m) > len(o.journal) {
+		return nil
+	}
+	tail := o.journal[m:]
+	out := make([]Change, len(tail))
+	for k, e := range tail {
 		out[k] = Change{Op: e.op, Pod: e.pod}
 	}
 	return out

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
@@ -66,7 +67,13 @@ func TestOverlayProperties(t *testing.T) {
 			}
 			checkMirrors(rt, ov)
 		}
-		replayed, err := base.Apply(ov.Changes())
+		all := ov.Changes()
+		for _, m := range marks {
+			if got, want := ov.ChangesSince(m), all[m:]; !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+				rt.Fatalf("ChangesSince(%d) = %v, want the journal's tail %v", m, got, want)
+			}
+		}
+		replayed, err := base.Apply(all)
 		if err != nil {
 			rt.Fatalf("replaying changes: %v", err)
 		}

@@ -86,12 +86,8 @@ func (p *overlayProbe) fits() bool {
 // placement added. The engine uses it to check a backfilled placement against
 // reservations (ReservationSet.Allows) before keeping it.
 func AssumedSince(ov *cluster.Overlay, m cluster.Mark) []cluster.BoundPod {
-	changes := ov.Changes()
-	if int(m) < 0 || int(m) > len(changes) {
-		return nil
-	}
 	var out []cluster.BoundPod
-	for _, c := range changes[m:] {
+	for _, c := range ov.ChangesSince(m) {
 		if c.Op != cluster.OpBind {
 			continue
 		}
