@@ -13,8 +13,21 @@ import (
 // then admission's flavor assignment, then placement's failure and the flavors tried
 // after it. It is the only place a rejection becomes text; the Workload status message,
 // the simulator's event log and `gantry explain` all show these lines.
-func (r Rejection) Explain() []string {
+func (r Rejection) Explain() []string { return r.explain(0) }
+
+// Headline is Explain's first line ("" when there is none), without rendering the rest:
+// the simulator's event log keeps only that line, for thousands of rejections.
+func (r Rejection) Headline() string {
+	if lines := r.explain(1); len(lines) > 0 {
+		return lines[0]
+	}
+	return ""
+}
+
+// explain renders the lines, stopping once it has limit of them (0: all).
+func (r Rejection) explain(limit int) []string {
 	var out []string
+	full := func() bool { return limit > 0 && len(out) >= limit }
 	if r.Reason == ReasonBlockedByHead { // no evidence: the head is in r.ClusterQueue
 		out = append(out, "StrictFIFO: an earlier workload of ClusterQueue "+r.ClusterQueue+" is not admitted yet")
 	}
@@ -40,11 +53,20 @@ func (r Rejection) Explain() []string {
 	if len(e.Victims) > 0 {
 		out = append(out, "victims: "+joinIDs(e.Victims))
 	}
+	if full() {
+		return out[:limit]
+	}
 	if e.Quota != nil {
-		out = appendQuota(out, e.Quota)
+		out = appendQuota(out, e.Quota, limit)
+	}
+	if full() {
+		return out[:limit]
 	}
 	if e.Search != nil {
 		out = append(out, e.Search.Message)
+	}
+	if full() {
+		return out[:limit]
 	}
 	if f := e.Place; f != nil {
 		switch {
@@ -55,19 +77,29 @@ func (r Rejection) Explain() []string {
 		}
 		out = f.appendLines(out)
 	}
+	if full() {
+		return out[:limit]
+	}
 	for _, fb := range e.Fallbacks {
 		out = append(out, fb.String())
 	}
 	if e.Backoff != nil {
 		out = append(out, e.Backoff.String())
 	}
+	if full() {
+		return out[:limit]
+	}
 	return out
 }
 
-// appendQuota renders admission's assignment: its message, then every flavor tried.
-func appendQuota(out []string, a *admission.Assignment) []string {
+// appendQuota renders admission's assignment: its message, then every flavor tried
+// (stopping once out holds limit lines; 0: no limit).
+func appendQuota(out []string, a *admission.Assignment, limit int) []string {
 	if why := a.Why(); why != "" {
 		out = append(out, why)
+	}
+	if limit > 0 && len(out) >= limit {
+		return out
 	}
 	for _, ps := range a.PodSets {
 		for _, t := range ps.Tried {

@@ -162,6 +162,9 @@ func TestExplain(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: Explain() =\n  %s\nwant\n  %s", tc.name, strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 		}
+		if head := r.Headline(); (len(got) == 0 && head != "") || (len(got) > 0 && head != got[0]) {
+			t.Errorf("%s: Headline() = %q, not Explain's first line", tc.name, head)
+		}
 		if !slices.Contains(tc.why.Layers(), tc.layer) {
 			t.Errorf("%s: layer %s is not one of %s's %v", tc.name, tc.layer, tc.why, tc.why.Layers())
 		}

@@ -166,8 +166,8 @@ func (c modelCommitter) reject(r plan.Rejection) {
 	}
 	rec := s.record(st, EvRejected)
 	rec.Reason, rec.Layer = string(r.Reason), string(r.Layer)
-	if why := r.Explain(); len(why) > 0 {
-		rec.Reason += ": " + why[0]
+	if why := r.Headline(); why != "" {
+		rec.Reason += ": " + why
 	}
 	if r.Reason == plan.ReasonWaitingForPreemption {
 		for _, v := range s.sched.Nominated(r.Workload) {
