@@ -52,14 +52,7 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 // checkPodCached is CheckPodOnNodeAt with the device fit read from (and kept in) e:
 // the chooser that just failed asked most nodes the same question.
 func checkPodCached(ov *cluster.Overlay, p *PodRequest, i int, e *fitEntry) []Rejection {
-	out := staticCheck(ov.Node(i), p, true, nil)
-	out = nonGPUCheck(ov, i, p, true, out)
-	if ov.Devices(i) == nil {
-		return append(out, Rejection{Reason: ReasonDevices, Resource: firstGPUName(p), Detail: "node has no GPUs"})
-	}
-	if refreshFit(e, ov, i, p); !e.ok {
-		out = append(out, Rejection{Reason: ReasonDevices, Resource: e.refusal.Resource, Detail: e.refusal.Reason})
-	}
+	_, out := resourceCheckWith(ov, i, p, true, staticCheck(ov.Node(i), p, true, nil), e)
 	return out
 }
 

@@ -51,6 +51,13 @@ func staticCheck(n *cluster.Node, p *PodRequest, all bool, out []Rejection) []Re
 // resourceCheck checks free non-GPU resources, then asks the device model. On success it
 // returns the device assignment.
 func resourceCheck(ov *cluster.Overlay, i int, p *PodRequest, all bool, out []Rejection) (devices.Assignment, []Rejection) {
+	return resourceCheckWith(ov, i, p, all, out, nil)
+}
+
+// resourceCheckWith is resourceCheck reading the device answer from fit entry e (kept
+// up to date there) when e is set: a diagnosis right after a chooser asks the nodes the
+// chooser just asked.
+func resourceCheckWith(ov *cluster.Overlay, i int, p *PodRequest, all bool, out []Rejection, e *fitEntry) (devices.Assignment, []Rejection) {
 	n := len(out)
 	if out = nonGPUCheck(ov, i, p, all, out); len(out) > n && !all {
 		return devices.Assignment{}, out
@@ -62,7 +69,14 @@ func resourceCheck(ov *cluster.Overlay, i int, p *PodRequest, all bool, out []Re
 	if d == nil {
 		return devices.Assignment{}, append(out, Rejection{Reason: ReasonDevices, Resource: firstGPUName(p), Detail: "node has no GPUs"})
 	}
-	a, ref := d.Fit(p.GPU)
+	var a devices.Assignment
+	var ref *devices.Refusal
+	if e != nil {
+		refreshFit(e, ov, i, p)
+		a, ref = e.assign, e.refusal
+	} else {
+		a, ref = d.Fit(p.GPU)
+	}
 	if ref != nil {
 		return devices.Assignment{}, append(out, Rejection{Reason: ReasonDevices, Resource: ref.Resource, Detail: ref.Reason})
 	}

@@ -45,8 +45,10 @@ func (s *Simulator) runningViews() []placement.Running {
 		}
 	}
 	c.fresh = c.fresh[:0]
-	for _, i := range c.checkpointing() {
-		c.list[i] = s.runningView(c.of[i])
+	for i, st := range c.of {
+		if st.w.Timing.CheckpointEvery > 0 {
+			c.list[i] = s.runningView(st)
+		}
 	}
 	return c.list
 }
@@ -78,17 +80,6 @@ func (c *runningCache) move(st *wlState, in bool) {
 		c.of = slices.Delete(c.of, i, i+1)
 		c.list = slices.Delete(c.list, i, i+1)
 	}
-}
-
-// checkpointing are the places of the running workloads that checkpoint periodically.
-func (c *runningCache) checkpointing() []int {
-	var out []int
-	for i, st := range c.of {
-		if st.w.Timing.CheckpointEvery > 0 {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // runningView is a running workload as placement's preemption and reservations see it.
