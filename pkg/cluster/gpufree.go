@@ -72,3 +72,14 @@ func (s *Snapshot) FreeGPUMilli() resources.MilliGPU { return s.freeGPU }
 
 // FreeGPUMilli is the free milli-GPU of the whole overlay.
 func (o *Overlay) FreeGPUMilli() resources.MilliGPU { return o.base.freeGPU + o.freeGPU }
+
+// WholeGPUsFree is node i's count of GPUs whose free share is a whole GPU, as the free
+// index files it under nvidia.com/gpu (FreeAtLeast); ok is false when the node is not
+// counted that way (no GPUs, or a MIG or replica mode).
+func (o *Overlay) WholeGPUsFree(i int) (n int64, ok bool) {
+	st := o.state(i)
+	if st.devices == nil || !wholeMode(st.mode) {
+		return 0, false
+	}
+	return wholeFree(st.gpuFree()), true
+}

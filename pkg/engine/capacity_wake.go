@@ -39,10 +39,12 @@ func gpuPodNeeds(w *api.Workload) []podNeed {
 }
 
 // freeGPUView answers the condition over one overlay, counting each threshold once.
+// held, when set, takes free whole GPUs out of some nodes (reserve_held.go).
 type freeGPUView struct {
 	ov    *cluster.Overlay
 	set   cluster.NodeSet
 	nodes map[int64]int64 // k -> nodes with at least k free whole GPUs
+	held  map[int]int64   // node -> free whole GPUs held there
 }
 
 func newFreeGPUView(snap *cluster.Snapshot) *freeGPUView { return newOverlayGPUView(snap.Overlay()) }
@@ -65,6 +67,7 @@ func (v *freeGPUView) nodesWith(k int64) int64 {
 // hostable reports whether the free GPUs could host want pods of g GPUs:
 // sum over j >= 1 of the nodes with at least j*g free, stopping once want is reached.
 func (v *freeGPUView) hostable(g, want int64) bool {
+	want += v.heldPods(g)
 	var got int64
 	for j := int64(1); got < want; j++ {
 		n := v.nodesWith(j * g)

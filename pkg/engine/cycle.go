@@ -76,7 +76,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c.drain()
 	c.countFreeGPU()
 	c.visits = newVisits(in.Pending, newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers)))
-	c.visits.seek(in.SlotSeekers, c.slotLeft)
+	c.visits.seek(in.SlotSeekers, c.slotLeft, c.seekerNarrower())
 	c.pos = c.visits.pos
 	for i := 0; ; i++ {
 		p, ok := c.visits.pop()

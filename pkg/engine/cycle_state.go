@@ -82,7 +82,8 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 // pendingOf is e as a cycle takes it.
 func (s *Scheduler) pendingOf(e *entry) Pending {
 	return Pending{Workload: e.w, ID: e.id, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
-		QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e)}
+		QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e),
+		gpuNeeds: e.gpuNeeds, gpuNeedsKept: true}
 }
 
 // draining names the running workloads of ClusterQueues or LocalQueues with stop

@@ -100,6 +100,18 @@ type Pending struct {
 	// enables admission fair sharing (0 otherwise): within a priority and a queue share,
 	// the less used LocalQueue goes first.
 	LocalQueueUsage int64
+	// gpuNeeds are its whole-GPU pod needs when the scheduler keeps them
+	// (capacity_wake.go); gpuNeedsKept says it does.
+	gpuNeeds     []podNeed
+	gpuNeedsKept bool
+}
+
+// wholeGPUNeeds is p's whole-GPU pod needs, kept or computed.
+func (p Pending) wholeGPUNeeds() []podNeed {
+	if p.gpuNeedsKept {
+		return p.gpuNeeds
+	}
+	return gpuPodNeeds(p.Workload)
 }
 
 // id is the workload's ID, kept or computed.
@@ -149,10 +161,10 @@ type Input struct {
 	// cycle runs, each once the member before it took a step a NoFit did not end
 	// (followers.go). Nil: the cycle visits Pending only.
 	Followers Followers
-	// SlotSeekers are pending workloads the nodes cannot host as the cycle starts (a
-	// necessary condition failed; none may preempt or follow a StrictFIFO head), handed
-	// apart because the only thing a visit could give them is one of the reservation
-	// slots: the cycle visits them in order while slots are left and not after
+	// SlotSeekers are pending workloads the nodes refused behind reservations (none may
+	// preempt or follow a StrictFIFO head), handed apart because most visits to them end
+	// in a rejection: the cycle visits them in order while reservation slots are left,
+	// then only those the free GPUs less the holds against them could host
 	// (reserve_seekers.go). Nil: every pending workload is in Pending.
 	SlotSeekers []Pending
 }

@@ -95,10 +95,12 @@ type visits struct {
 	pos     map[*api.Workload]int // 1-based place within its ClusterQueue (keyed by pointer: no hashing of IDs)
 	perCQ   map[string]int
 	fetched map[api.WorkloadID]bool // handed in by Followers
-	// seekers are Input.SlotSeekers, visited only while seeking() says a reservation
-	// slot is left (reserve_seekers.go).
-	seekers keyedHeap
-	seeking func() bool
+	// seekers are Input.SlotSeekers, visited while seeking() says a reservation slot is
+	// left, then narrowed once by narrow (reserve_seekers.go).
+	seekers  keyedHeap
+	seeking  func() bool
+	narrow   func(Pending) bool
+	narrowed bool
 }
 
 func newVisits(pending []Pending, k *keyer) *visits {

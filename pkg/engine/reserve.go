@@ -73,17 +73,36 @@ func (c *cycle) expectedEnd(p Pending) time.Time {
 // start before p would end. Their GPUs are assumed on the overlay while p is placed, so
 // placement steers p onto GPUs no reservation needs.
 func (c *cycle) holdsFor(p Pending) []int {
-	end := c.expectedEnd(p)
+	end, id := c.expectedEnd(p), p.id()
 	var out []int
-	for i, r := range c.held {
-		if r.Workload == p.id() {
-			continue
-		}
-		if end.IsZero() || end.After(r.Start) {
+	for i := range c.held {
+		if c.holdsAgainst(i, id, end) {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// holdMaskFor is holdsFor as a bit set, false when there are 64 holds or more.
+func (c *cycle) holdMaskFor(p Pending) (uint64, bool) {
+	if len(c.held) >= 64 {
+		return 0, false
+	}
+	end, id := c.expectedEnd(p), p.id()
+	var m uint64
+	for i := range c.held {
+		if c.holdsAgainst(i, id, end) {
+			m |= 1 << uint(i)
+		}
+	}
+	return m, true
+}
+
+// holdsAgainst reports whether held reservation i holds its GPUs against workload id
+// ending at end (zero: unknown): one of another workload, starting before id ends.
+func (c *cycle) holdsAgainst(i int, id api.WorkloadID, end time.Time) bool {
+	r := c.held[i]
+	return r.Workload != id && (end.IsZero() || end.After(r.Start))
 }
 
 // holdKey names a set of holds, for the failed-shape memo (a shape that failed under

@@ -8,6 +8,8 @@ import (
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"pgregory.net/rapid"
 )
@@ -76,4 +78,42 @@ func TestSlotSeekersReserveAsIfVisited(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSeekersNarrowedByHolds: once the only reservation slot is taken (big holds GPUs
+// 0-5, of which 4 and 5 are free), a slot seeker of 3 GPUs with no runtime bound
+// cannot be hosted by the free GPUs the hold leaves (6 and 7) and is not visited; one
+// that ends before the reservation starts is not held against, is visited and
+// backfills; the same shape handed in Pending is visited and rejected.
+func TestSeekersNarrowedByHolds(t *testing.T) {
+	snap := gpuNode(t, podOf("ns/run", "g-0", gpus(0, 1, 2, 3)))
+	node := snap.Node(0).Name
+	eta := gt.Epoch().Add(time.Hour)
+	fr := &fixedReservation{Placer: NewPlacer(PlacerConfig{Seed: 1}), res: map[api.WorkloadID]plan.Reservation{
+		"ns/big": {Nodes: []string{node}, ETA: eta, Pods: []cluster.BoundPod{podOf("ns/big", node, gpus(0, 1, 2, 3, 4, 5))}}}}
+	q := newFakeQuota()
+	q.limit["cq"] = resourcesCPU(100)
+	big := pending(gpuWorkload("big", 6, 0), "cq")
+	big.Workload.Priority = 5
+	long := pending(gpuWorkload("long", 3, time.Minute), "cq")
+	visited := pending(gpuWorkload("visited", 3, 2*time.Minute), "cq")
+	short := pending(gpuWorkload("short", 3, 3*time.Minute), "cq")
+	short.Runtime = 30 * time.Minute
+	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{big, visited},
+		SlotSeekers: []Pending{long, short},
+		Running: []placement.Running{{ID: "ns/run", Queue: "cq", ExpectedEnd: eta, GPUMilli: 4000,
+			Pods: []cluster.PodRef{{Workload: "ns/run", PodSet: "main"}}}}}
+	p := mustEngine(t, Config{Reservations: true, ReservationDepth: 1}, fr).Cycle(in)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"ns/big": "reserved", "ns/long": "none", "ns/short": "admitted",
+		"ns/visited": "placement:" + string(plan.ReasonQuotaFitsClusterDoesNot),
+	}
+	for id, w := range want {
+		if o := outcome(p, id); o != w {
+			t.Errorf("%s: %s, want %s", id, o, w)
+		}
+	}
 }
