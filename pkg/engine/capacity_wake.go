@@ -122,7 +122,7 @@ func (s *Scheduler) wakeForCapacity(w World) {
 // for the cycle (s.chains).
 func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	var woken []*entry
-	fits := map[quotaClass]bool{}
+	fits := map[int32]bool{}
 	for class, members := range s.parked.quotaByRoot[root] {
 		head := members.first()
 		if head == nil || !s.mayGetQuota(head, q, fits) {
@@ -158,18 +158,29 @@ func (s *Scheduler) preemptsOnNodes(e *entry) bool {
 // workload of a queue that does not preempt (Quota.Short, a bound that costs a few
 // lookups: the cycle rates the woken member fully anyway).
 // Priority does not enter admission's answer, so it is asked once per quotaClass.
-func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[quotaClass]bool) bool {
+func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[int32]bool) bool {
 	if q == nil || len(e.w.PodSets) != 1 || preempts(e.policy) || !e.res.OK() {
 		return true
 	}
-	k := quotaClass{cq: e.res.ClusterQueue, shape: e.shape}
-	fit, ok := memo[k]
+	fit, ok := memo[e.quotaClass]
 	if !ok {
 		fit = !q.Short(e.w, e.res.ClusterQueue)
-		memo[k] = fit
+		memo[e.quotaClass] = fit
 	}
 	return fit
 }
 
-// quotaClass is what admission's answer depends on: ClusterQueue and shape.
+// quotaClass is what admission's answer depends on: ClusterQueue and shape. Each one
+// known is numbered once (Scheduler.quotaClasses), so wakes key their memo by number.
 type quotaClass struct{ cq, shape string }
+
+// quotaClassOf numbers e's quotaClass.
+func (s *Scheduler) quotaClassOf(e *entry) int32 {
+	k := quotaClass{cq: e.res.ClusterQueue, shape: e.shape}
+	n, ok := s.quotaClasses[k]
+	if !ok {
+		n = int32(len(s.quotaClasses))
+		s.quotaClasses[k] = n
+	}
+	return n
+}

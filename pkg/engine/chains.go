@@ -25,11 +25,11 @@ func (s *Scheduler) followable(e *entry) bool {
 // classBefore is the cycle's order between two members of one class (headKey with
 // priority, share and LocalQueue usage equal).
 func classBefore(a, b *entry) bool {
-	if !a.queuedAt.Equal(b.queuedAt) {
-		return a.queuedAt.Before(b.queuedAt)
+	if a.queuedNano != b.queuedNano {
+		return a.queuedNano < b.queuedNano
 	}
-	if !a.w.Created.Equal(b.w.Created) {
-		return a.w.Created.Before(b.w.Created)
+	if a.createdNano != b.createdNano {
+		return a.createdNano < b.createdNano
 	}
 	return a.id < b.id
 }

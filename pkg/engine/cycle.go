@@ -215,7 +215,7 @@ func sortedIDs(ids []api.WorkloadID) []api.WorkloadID {
 }
 
 // drain evicts the running workloads whose ClusterQueue or LocalQueue has stop policy
-// HoldAndDrain (in running order).
+// HoldAndDrain (by ID: the plan does not depend on the running list's order).
 func (c *cycle) drain() {
 	if len(c.in.Draining) == 0 {
 		return
@@ -226,6 +226,7 @@ func (c *cycle) drain() {
 			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: r.ID, Layer: plan.LayerAdmission, Reason: why})
 		}
 	}
+	sort.Slice(c.out.Evictions, func(i, j int) bool { return c.out.Evictions[i].Workload < c.out.Evictions[j].Workload })
 }
 
 // runningOf finds a running workload by ID. Only preemption asks, so the index is built

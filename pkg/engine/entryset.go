@@ -16,12 +16,13 @@ type entrySet struct {
 type slot uint8
 
 const (
-	slotPhase   slot = iota // active, running or leaving
-	slotKind                // parked by kind
-	slotCQ                  // parked by ClusterQueue
-	slotRoot                // parked by cohort tree
-	slotClass               // parked for quota, by cohort tree and class (or alone)
-	slotPreempt             // parked and may preempt, by cohort tree
+	slotPhase     slot = iota // active, running or leaving
+	slotKind                  // parked by kind
+	slotCQ                    // parked by ClusterQueue
+	slotRoot                  // parked by cohort tree
+	slotClass                 // parked for quota, by cohort tree and class (or alone)
+	slotPreempt               // parked and may preempt, by cohort tree
+	slotProtected             // running with a minimum runtime
 	numSlots
 )
 

@@ -298,8 +298,8 @@ func (s *Scheduler) timedWakes(w World) {
 	from, to := s.lastCycleAt, w.Now
 	within := func(t time.Time) bool { return !t.Before(from) && !t.After(to) }
 	var unprotected []*entry
-	for _, e := range s.running.entries() {
-		if e.w.MinRuntime > 0 && within(e.startedAt.Add(e.w.MinRuntime)) {
+	for _, e := range s.protected.entries() {
+		if within(e.startedAt.Add(e.w.MinRuntime)) {
 			unprotected = append(unprotected, e)
 		}
 	}

@@ -33,6 +33,8 @@ type Scheduler struct {
 	// leaving the admitted ones; each kept as events move workloads, so a cycle walks
 	// what it uses, not every workload known.
 	active, running, leaving *entrySet
+	// protected are the running workloads with a minimum runtime (timedWakes).
+	protected *entrySet
 	// nominated maps a preemptor to the victims noticed for it since it last started;
 	// preemptedBy a victim to the workload that last preempted it. Handed to the
 	// engine as they are (Input.Nominated, Input.PreemptedBy).
@@ -63,6 +65,8 @@ type Scheduler struct {
 	rng    *rand.Rand
 	seed   int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
 	parked parkedIndex
+	// quotaClasses numbers the quota classes of the workloads submitted.
+	quotaClasses map[quotaClass]int32
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
 	lqUsage *admission.LocalQueueUsage
 	// reservedBefore are the reservations held when the last cycle ran: Committed
@@ -88,12 +92,20 @@ func (s *Scheduler) setPhase(e *entry, p phase) {
 		s.active.join(e, slotPhase)
 	case p == phaseRunning:
 		s.running.join(e, slotPhase)
+		if e.w.MinRuntime > 0 {
+			s.protected.join(e, slotProtected)
+			return
+		}
 	case p == phaseLeaving:
 		s.leaving.join(e, slotPhase)
 	default:
 		leave(e, slotPhase)
 	}
+	leave(e, slotProtected)
 }
+
+// queue records when e (re-)entered its queue.
+func (e *entry) queue(at time.Time) { e.queuedAt, e.queuedNano = at, at.UnixNano() }
 
 // entry is the scheduler's record of one workload.
 type entry struct {
@@ -104,6 +116,8 @@ type entry struct {
 	// when those do not apply.
 	gpuNeeds []podNeed
 	class    string // ClassKey of its ClusterQueue, shape and priority, computed once
+	// quotaClass numbers its ClusterQueue and shape (quotaClassOf).
+	quotaClass int32
 	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
 	// every parked workload).
 	policy api.Preemption
@@ -118,7 +132,10 @@ type entry struct {
 	strategy     api.QueueingStrategy
 	phase        phase
 	queuedAt     time.Time
-	runtime      time.Duration // expected run time; 0 = unknown
+	// queuedNano and createdNano are queuedAt and the workload's creation time as
+	// numbers, for the class order (classBefore), which heaps compare often.
+	queuedNano, createdNano int64
+	runtime                 time.Duration // expected run time; 0 = unknown
 	// startedAt is when the current run started (minimum-runtime protection).
 	startedAt time.Time
 	// notBefore is when its requeue backoff ends (ParkedBackoff).
@@ -158,9 +175,12 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	if _, dup := s.wls[id]; dup {
 		return fmt.Errorf("engine: submit: workload %s is known already", id)
 	}
-	e := &entry{w: w, id: id, shape: ShapeKey(w), gpuNeeds: gpuPodNeeds(w), res: s.resolver.Resolve(w), queuedAt: at, runtime: runtime}
+	e := &entry{w: w, id: id, shape: ShapeKey(w), gpuNeeds: gpuPodNeeds(w), res: s.resolver.Resolve(w), runtime: runtime,
+		createdNano: w.Created.UnixNano()}
+	e.queue(at)
 	e.root = s.rootOf(e.res.ClusterQueue)
 	e.class = ClassKey(e.res.ClusterQueue, e.shape, w.Priority)
+	e.quotaClass = s.quotaClassOf(e)
 	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
 		e.strategy, e.policy, e.flavorChoice = cq.QueueingStrategy, cq.Preemption, severalFlavors(*cq)
 	}
@@ -227,7 +247,8 @@ func (s *Scheduler) Requeued(id api.WorkloadID, at time.Time, runtime time.Durat
 	}
 	s.setPark(e, NotParked)
 	s.setPhase(e, phasePending)
-	e.queuedAt, e.runtime = at, runtime
+	e.queue(at)
+	e.runtime = runtime
 	s.capacityFreed(e.res.ClusterQueue)
 }
 

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,15 +32,16 @@ func (s *Simulator) runCycle() error {
 }
 
 // runningViews are the running workloads as placement's preemption and reservations see
-// them now (noticed ones are leaving: the scheduler knows them as in flight), sorted by
-// ID. The list is kept in step with starts and stops (runningCache.move): a start's view
-// is filled in here, once its run's fields are set; only checkpointing workloads' views
-// move with the clock.
+// them now (noticed ones are leaving: the scheduler knows them as in flight). The list
+// is kept in step with starts and stops (runningCache.move): a start's view is filled in
+// here, once its run's fields are set; only checkpointing workloads' views move with the
+// clock. Its order is the order of starts as stops left it: the engine's decisions do
+// not depend on it (what it takes from the list, it orders itself).
 func (s *Simulator) runningViews() []placement.Running {
 	c := &s.views
 	for _, st := range c.fresh {
-		if i, ok := c.index(st); ok {
-			c.list[i] = s.runningView(st)
+		if st.viewAt >= 0 {
+			c.list[st.viewAt] = s.runningView(st)
 		}
 	}
 	c.fresh = c.fresh[:0]
@@ -53,32 +53,33 @@ func (s *Simulator) runningViews() []placement.Running {
 	return c.list
 }
 
-// runningCache keeps the running workloads sorted by ID (of) with their views (list,
-// same order): a start or a stop moves one entry instead of a rebuild of thousands per
-// cycle. fresh are the ones started since the last runningViews, views to fill.
+// runningCache keeps the running workloads (of) with their views (list, same order): a
+// start appends one entry and a stop moves the last one into its place, instead of a
+// rebuild of thousands per cycle. fresh are the ones started since the last
+// runningViews, views to fill.
 type runningCache struct {
 	list  []placement.Running
 	of    []*wlState
 	fresh []*wlState
 }
 
-// index is st's place in of.
-func (c *runningCache) index(st *wlState) (int, bool) {
-	i := sort.Search(len(c.of), func(i int) bool { return c.of[i].id >= st.id })
-	return i, i < len(c.of) && c.of[i] == st
-}
-
-// move adds st to the running workloads (in) or drops it.
+// move adds st to the running workloads (in) or drops it; st.viewAt is its place in
+// of (-1 when it is not there).
 func (c *runningCache) move(st *wlState, in bool) {
-	i, there := c.index(st)
+	there := st.viewAt >= 0
 	switch {
 	case in && !there:
-		c.of = slices.Insert(c.of, i, st)
-		c.list = slices.Insert(c.list, i, placement.Running{ID: st.id})
+		st.viewAt = len(c.of)
+		c.of = append(c.of, st)
+		c.list = append(c.list, placement.Running{ID: st.id})
 		c.fresh = append(c.fresh, st)
 	case !in && there:
-		c.of = slices.Delete(c.of, i, i+1)
-		c.list = slices.Delete(c.list, i, i+1)
+		i, last := st.viewAt, len(c.of)-1
+		c.of[i], c.list[i] = c.of[last], c.list[last]
+		c.of[i].viewAt = i
+		c.of[last], c.list[last] = nil, placement.Running{}
+		c.of, c.list = c.of[:last], c.list[:last]
+		st.viewAt = -1
 	}
 }
 

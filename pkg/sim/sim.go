@@ -134,7 +134,7 @@ func (s *Simulator) buildWorkloads() error {
 		if _, dup := s.wls[id]; dup {
 			return fmt.Errorf("simulate: workload %s (%s): defined twice", id, w.Source)
 		}
-		st := &wlState{id: id, w: w, phase: plan.Pending, clusterQueue: s.sched.Resolve(w).ClusterQueue, gpuMilli: workloadMilli(w)}
+		st := &wlState{id: id, w: w, phase: plan.Pending, clusterQueue: s.sched.Resolve(w).ClusterQueue, gpuMilli: workloadMilli(w), viewAt: -1}
 		s.wls[id] = st
 		s.order = append(s.order, id)
 		s.queue.schedule(simEvent{at: w.Timing.SubmitAt, kind: kArrival, wl: id})

@@ -16,6 +16,7 @@ type wlState struct {
 	w            *api.Workload
 	clusterQueue string
 	phase        plan.Phase
+	viewAt       int // its place in the running views (runningCache), -1 when not running
 	submitted    bool
 	queuedAt     time.Duration
 	failures     int // evictions by node failures (the requeue backoff counts them)
