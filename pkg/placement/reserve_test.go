@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,4 +361,33 @@ func byEnd(t interface {
 		t.Fatalf("running list: %v", err)
 	}
 	return r
+}
+
+// TestRunningByEndOrder: NewRunningByEnd puts any running list in compareEnds order
+// (expected end, an unknown end first, ties by ID), including ends far apart, equal
+// and before 1970.
+func TestRunningByEndOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "n")
+		ends := []time.Time{{}, time.Unix(-5, 999), time.Unix(0, 0), time.Unix(0, 1), time.Unix(1, 0),
+			time.Date(2300, 1, 1, 0, 0, 0, 7, time.UTC), time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)}
+		var rs []Running
+		for i := 0; i < n; i++ {
+			rs = append(rs, Running{ID: api.WorkloadID(fmt.Sprintf("w%03d", rapid.IntRange(0, 999).Draw(t, "id")*1000+i)),
+				ExpectedEnd: rapid.SampledFrom(ends).Draw(t, "end")})
+		}
+		got := byEnd(t, rs).List()
+		want := slices.SortedFunc(slices.Values(rs), compareEnds)
+		if !slices.EqualFunc(got, want, func(a, b Running) bool { return a.ID == b.ID }) {
+			t.Fatalf("order %v, want %v", ids(got), ids(want))
+		}
+	})
+}
+
+func ids(rs []Running) []api.WorkloadID {
+	out := make([]api.WorkloadID, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
 }

@@ -1,9 +1,11 @@
 package placement
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -26,16 +28,41 @@ type RunningByEnd struct {
 }
 
 // NewRunningByEnd checks rs (IDs present and unique, no negative amounts) and sorts a
-// copy of it.
+// copy of it. The sort orders small keys, not the workloads themselves (ten thousand
+// running gangs are a few megabytes to move around).
 func NewRunningByEnd(rs []Running) (*RunningByEnd, error) {
-	r := &RunningByEnd{list: slices.Clone(rs), ids: newRunningChecker(len(rs))}
+	r := &RunningByEnd{list: make([]Running, len(rs)), ids: newRunningChecker(len(rs))}
+	keys := make([]endKey, len(rs))
 	for i, x := range rs {
 		if err := r.ids.check(i, x); err != nil {
 			return nil, err
 		}
+		keys[i] = endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)}
 	}
-	slices.SortFunc(r.list, compareEnds)
+	slices.SortFunc(keys, compareEndKeys)
+	for i, k := range keys {
+		r.list[i] = rs[k.at]
+	}
 	return r, nil
+}
+
+// endKey is a running workload's place in the order of compareEnds: its expected end
+// (a zero end, unknown, first, as time.Time.Compare has it) and ID; at is its index.
+type endKey struct {
+	sec  int64
+	nsec int32
+	at   int32
+	id   api.WorkloadID
+}
+
+func compareEndKeys(a, b endKey) int {
+	switch {
+	case a.sec != b.sec:
+		return cmp.Compare(a.sec, b.sec)
+	case a.nsec != b.nsec:
+		return cmp.Compare(a.nsec, b.nsec)
+	}
+	return strings.Compare(string(a.id), string(b.id))
 }
 
 // Add puts x at its place; an invalid or duplicate x is an error and changes nothing.
