@@ -46,6 +46,8 @@ func (a admissionQuota) Admit(w *api.Workload, as admission.Assignment) error {
 
 func (a admissionQuota) Share(cq string) int64 { return a.q.Share(cq) }
 
+func (a admissionQuota) Short(w *api.Workload, cq string) bool { return a.q.Short(w, cq) }
+
 // PlacerConfig configures the placement adapter.
 type PlacerConfig struct {
 	Flavors []api.ResourceFlavor

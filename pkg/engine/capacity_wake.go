@@ -112,14 +112,14 @@ func (s *Scheduler) wakeForCapacity(w World) {
 	}
 	v := newFreeGPUView(w.Cluster)
 	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
-		return e.gpuNeeds == nil || preempts(e.policy) || e.nodePreempts || v.mayFit(e.gpuNeeds)
+		return e.gpu.needs == nil || preempts(e.policy) || e.nodePreempts || v.mayFit(e.gpu.needs)
 	})
 }
 
-// wakeQuotaParked wakes the workloads admission refused in cohort tree root that quota
-// may admit now, asking admission once per class. Of a class that the cycle can follow
-// (followers.go) only the first member wakes; the rest wait in their class, in order,
-// for the cycle (s.chains).
+// wakeQuotaParked hands the cycle the workloads admission refused in cohort tree root
+// that quota may admit now, asking admission once per class (quota_seekers.go). Of a
+// class that the cycle can follow (followers.go) only the first member is handed; the
+// rest wait in their class, in order, for the cycle (s.chains).
 func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	var woken []*entry
 	fits := map[int32]bool{}
@@ -141,7 +141,7 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 			woken = append(woken, e)
 		}
 	}
-	s.wakeEntries(woken)
+	s.seekQuota(woken)
 }
 
 // preemptsOnNodes reports whether the cycle may look for victims on the nodes for e.

@@ -22,7 +22,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	}
 	s.tickLocalQueueUsage(w)
 	in, queueRejects := s.input(w)
-	if len(in.Pending) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
+	if len(in.Pending)+len(in.SlotSeekers)+len(in.QuotaSeekers) == 0 && len(in.Draining) == 0 && len(queueRejects) == 0 {
 		return plan.Plan{Cycle: s.cycles, At: w.Now}
 	}
 	s.cycles++
@@ -71,7 +71,8 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 			in.Previous[id] = *e.reserved
 		}
 	}
-	if len(s.chains) > 0 {
+	in.QuotaSeekers = s.quotaSeekersInput()
+	if len(s.chains) > 0 || len(in.QuotaSeekers) > 0 {
 		in.Followers = s
 	}
 	// The engine orders Pending itself; rejections made here keep a fixed order.
@@ -83,7 +84,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 func (s *Scheduler) pendingOf(e *entry) Pending {
 	return Pending{Workload: e.w, ID: e.id, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
 		QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e),
-		gpuNeeds: e.gpuNeeds, gpuNeedsKept: true}
+		gpu: e.gpu}
 }
 
 // draining names the running workloads of ClusterQueues or LocalQueues with stop

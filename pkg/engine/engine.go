@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // Config is the engine's policy. The zero value admits and places but never preempts or
@@ -100,18 +101,36 @@ type Pending struct {
 	// enables admission fair sharing (0 otherwise): within a priority and a queue share,
 	// the less used LocalQueue goes first.
 	LocalQueueUsage int64
-	// gpuNeeds are its whole-GPU pod needs when the scheduler keeps them
-	// (capacity_wake.go); gpuNeedsKept says it does.
-	gpuNeeds     []podNeed
-	gpuNeedsKept bool
+	// gpu is its GPU demand when the scheduler keeps it; nil means computed when needed.
+	gpu *gpuDemand
+}
+
+// gpuDemand is what a workload asks of GPUs, as the necessary conditions read it: its
+// whole-GPU pod needs (nil when they do not apply, capacity_wake.go) and its total in
+// milli-GPU (gpuNeed).
+type gpuDemand struct {
+	needs []podNeed
+	milli resources.MilliGPU
+}
+
+func demandOf(w *api.Workload) *gpuDemand {
+	return &gpuDemand{needs: gpuPodNeeds(w), milli: gpuNeed(w)}
 }
 
 // wholeGPUNeeds is p's whole-GPU pod needs, kept or computed.
 func (p Pending) wholeGPUNeeds() []podNeed {
-	if p.gpuNeedsKept {
-		return p.gpuNeeds
+	if p.gpu != nil {
+		return p.gpu.needs
 	}
 	return gpuPodNeeds(p.Workload)
+}
+
+// gpuMilli is p's GPU need in milli-GPU (gpuNeed), kept or computed.
+func (p Pending) gpuMilli() resources.MilliGPU {
+	if p.gpu != nil {
+		return p.gpu.milli
+	}
+	return gpuNeed(p.Workload)
 }
 
 // id is the workload's ID, kept or computed.
@@ -167,4 +186,9 @@ type Input struct {
 	// then only those the free GPUs less the holds against them could host
 	// (reserve_seekers.go). Nil: every pending workload is in Pending.
 	SlotSeekers []Pending
+	// QuotaSeekers are parked workloads admission refused that a quota wake hands to
+	// the cycle (quota_seekers.go): each is visited at its place in the order unless the
+	// cycle's quota is certainly short for it then (Quota.Short), and Followers.Visit is
+	// told first. Followers must be set when there are any.
+	QuotaSeekers []Pending
 }

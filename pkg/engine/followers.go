@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/gantry-sched/gantry/pkg/api"
+
 // Followers lets a cycle reach parked workloads without being handed every one of them.
 //
 // Workloads of one equivalence class (ClusterQueue, shape, priority) that admission
@@ -18,6 +20,9 @@ type Followers interface {
 	// ClusterQueues names the ClusterQueues whose members Next may return (the cycle
 	// orders them by the shares as it starts).
 	ClusterQueues() []string
+	// Visit tells that the cycle is about to visit a workload of Input.QuotaSeekers: it
+	// is parked no longer.
+	Visit(id api.WorkloadID)
 }
 
 func followerQueues(f Followers) []string {

@@ -95,12 +95,9 @@ type visits struct {
 	pos     map[*api.Workload]int // 1-based place within its ClusterQueue (keyed by pointer: no hashing of IDs)
 	perCQ   map[string]int
 	fetched map[api.WorkloadID]bool // handed in by Followers
-	// seekers are Input.SlotSeekers, visited while seeking() says a reservation slot is
-	// left, then narrowed once by narrow (reserve_seekers.go).
-	seekers  keyedHeap
-	seeking  func() bool
-	narrow   func(Pending) bool
-	narrowed bool
+	// gates are the sources of visits that must pass a test at their turn (Input's
+	// SlotSeekers and QuotaSeekers).
+	gates []*gated
 }
 
 func newVisits(pending []Pending, k *keyer) *visits {
@@ -147,22 +144,86 @@ func (v *visits) add(p Pending) {
 	heap.Push(&v.later, keyed{p: p, k: v.k.key(p)})
 }
 
-// pop is the next workload to visit.
+// pop is the next workload to visit: the least of the sorted ones, those handed in
+// later and the gated sources' tops. A gated one its test stops is dropped unvisited.
 func (v *visits) pop() (Pending, bool) {
-	inSorted := v.next < len(v.sorted)
-	if v.seekerFirst(inSorted) {
-		p := heap.Pop(&v.seekers).(keyed).p
-		v.place(p)
-		return p, true
+	for {
+		var best *headKey
+		from := fromNone
+		if v.next < len(v.sorted) {
+			best, from = &v.keys[v.next], fromSorted
+		}
+		if len(v.later) > 0 && (best == nil || v.later[0].k.less(*best)) {
+			best, from = &v.later[0].k, fromLater
+		}
+		for i, g := range v.gates {
+			g.pruneIfDue()
+			if len(g.heap) > 0 && (best == nil || g.heap[0].k.less(*best)) {
+				best, from = &g.heap[0].k, i
+			}
+		}
+		switch from {
+		case fromNone:
+			return Pending{}, false
+		case fromSorted:
+			v.next++
+			return v.sorted[v.next-1], true
+		case fromLater:
+			return heap.Pop(&v.later).(keyed).p, true
+		}
+		g := v.gates[from]
+		if p := heap.Pop(&g.heap).(keyed).p; g.pass(p) {
+			v.place(p)
+			return p, true
+		}
 	}
-	if len(v.later) > 0 && (!inSorted || v.later[0].k.less(v.keys[v.next])) {
-		return heap.Pop(&v.later).(keyed).p, true
+}
+
+// Where pop's next visit comes from (a gated source is its index).
+const (
+	fromNone   = -1
+	fromSorted = -2
+	fromLater  = -3
+)
+
+// gated is a source of visits apart from Pending: its members come at their place in
+// the order, each visited only when pass lets it through at its turn. prune, when set,
+// says when pass may be asked of every member at once (from then on it stops at least
+// the ones it stops now): they are dropped in one sweep, not popped one by one.
+type gated struct {
+	heap  keyedHeap
+	pass  func(Pending) bool
+	prune func() bool
+}
+
+// pruneIfDue drops the members pass stops once prune says it is time.
+func (g *gated) pruneIfDue() {
+	if g.prune == nil || len(g.heap) == 0 || !g.prune() {
+		return
 	}
-	if !inSorted {
-		return Pending{}, false
+	g.prune = nil
+	kept := g.heap[:0]
+	for _, k := range g.heap {
+		if g.pass(k.p) {
+			kept = append(kept, k)
+		}
 	}
-	v.next++
-	return v.sorted[v.next-1], true
+	clear(g.heap[len(kept):])
+	g.heap = kept
+	heap.Init(&g.heap)
+}
+
+// gate adds ps as a gated source.
+func (v *visits) gate(ps []Pending, pass func(Pending) bool, prune func() bool) {
+	if len(ps) == 0 {
+		return
+	}
+	g := &gated{heap: make(keyedHeap, len(ps)), pass: pass, prune: prune}
+	for i, p := range ps {
+		g.heap[i] = keyed{p: p, k: v.k.key(p)}
+	}
+	heap.Init(&g.heap)
+	v.gates = append(v.gates, g)
 }
 
 type keyed struct {

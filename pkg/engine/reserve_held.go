@@ -6,30 +6,36 @@ import (
 )
 
 // Once the last reservation slot of a cycle is taken, the holds are fixed for the rest
-// of the cycle and the overlay only gains pods. A slot seeker whose whole-GPU pods the
-// free GPUs, less those held against it, cannot host now cannot be placed at any later
-// turn either (the condition is necessary, and it only gets harder), and no slot is
-// left to give it: its visit could only end in a rejection. So the slot seekers are
-// narrowed to those the condition lets through, and only they are visited
+// of the cycle. A slot seeker whose whole-GPU pods the free GPUs, less those held
+// against it, cannot host cannot be placed (the condition is necessary), and no slot is
+// left to give it: its visit could only end in a rejection. So from then on a slot
+// seeker is visited only when the condition lets it through at its turn
 // (reserve_seekers.go).
 
 // seekerNarrower returns the test that narrows the slot seekers, over the overlay and
-// holds as they are when it is called. Views are shared by seekers with the same holds.
+// holds as they are when it is called. Views are shared by seekers with the same holds
+// until the cycle admits a workload.
 func (c *cycle) seekerNarrower() func(Pending) bool {
 	views := map[uint64]*freeGPUView{}
 	held := map[uint64]resources.MilliGPU{}
+	version := c.quotaVersion
 	return func(p Pending) bool {
 		needs := p.wholeGPUNeeds()
 		mask, small := c.holdMaskFor(p)
 		if needs == nil || !small {
 			return true
 		}
+		if version != c.quotaVersion {
+			clear(views)
+			clear(held)
+			version = c.quotaVersion
+		}
 		v, ok := views[mask]
 		if !ok {
 			v, held[mask] = c.heldView(mask)
 			views[mask] = v
 		}
-		return gpuNeed(p.Workload) <= c.freeGPU-held[mask] && v.mayFit(needs)
+		return p.gpuMilli() <= c.freeGPU-held[mask] && v.mayFit(needs)
 	}
 }
 

@@ -62,9 +62,12 @@ type Scheduler struct {
 	// chains are the parked members of followable classes behind a woken first member,
 	// for this cycle's Followers (chains.go).
 	chains map[string]*chain
-	rng    *rand.Rand
-	seed   int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
-	parked parkedIndex
+	// quotaSeekers are the quota-parked workloads a wake found for the next cycle
+	// (quota_seekers.go).
+	quotaSeekers []*entry
+	rng          *rand.Rand
+	seed         int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
+	parked       parkedIndex
 	// quotaClasses numbers the quota classes of the workloads submitted.
 	quotaClasses map[quotaClass]int32
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
@@ -112,10 +115,10 @@ type entry struct {
 	w     *api.Workload
 	id    api.WorkloadID // w.ID(), kept: every index is keyed by it
 	shape string         // ShapeKey(w), computed once
-	// gpuNeeds is its whole-GPU pod needs for capacity wakes (capacity_wake.go); nil
-	// when those do not apply.
-	gpuNeeds []podNeed
-	class    string // ClassKey of its ClusterQueue, shape and priority, computed once
+	// gpu is its GPU demand, for the necessary conditions of capacity wakes and slot
+	// seekers (capacity_wake.go, reserve_held.go).
+	gpu   *gpuDemand
+	class string // ClassKey of its ClusterQueue, shape and priority, computed once
 	// quotaClass numbers its ClusterQueue and shape (quotaClassOf).
 	quotaClass int32
 	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
@@ -175,7 +178,7 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	if _, dup := s.wls[id]; dup {
 		return fmt.Errorf("engine: submit: workload %s is known already", id)
 	}
-	e := &entry{w: w, id: id, shape: ShapeKey(w), gpuNeeds: gpuPodNeeds(w), res: s.resolver.Resolve(w), runtime: runtime,
+	e := &entry{w: w, id: id, shape: ShapeKey(w), gpu: demandOf(w), res: s.resolver.Resolve(w), runtime: runtime,
 		createdNano: w.Created.UnixNano()}
 	e.queue(at)
 	e.root = s.rootOf(e.res.ClusterQueue)
