@@ -47,7 +47,7 @@ func (s *Scheduler) Next(class string) (Pending, bool) {
 	if c == nil {
 		return Pending{}, false
 	}
-	for e := c.members.first(); e != nil; e = c.members.first() {
+	for e := c.members.firstNotSeeking(); e != nil; e = c.members.firstNotSeeking() {
 		if _, blocked := s.queueBlock(e); blocked {
 			s.setPark(e, ParkedQueue) // the queue layer's answer; a queue change wakes it
 			continue

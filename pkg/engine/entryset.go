@@ -71,6 +71,23 @@ func (s *entrySet) first() *entry {
 	return s.list[0]
 }
 
+// firstNotSeeking is the least member of an ordered set that is not a quota seeker
+// waiting for its turn (quota_seekers.go). Only a class's first member is ever handed
+// as one, so that is the least member or, when it is skipped, the lesser of its two
+// children in the heap.
+func (s *entrySet) firstNotSeeking() *entry {
+	if s.Len() == 0 || !s.list[0].seeking {
+		return s.first()
+	}
+	var best *entry
+	for _, c := range s.list[1:min(3, len(s.list))] {
+		if best == nil || s.before(c, best) {
+			best = c
+		}
+	}
+	return best
+}
+
 // up and down restore the heap order of an ordered set around position i.
 func (s *entrySet) up(i int, k slot) {
 	for i > 0 {

@@ -29,6 +29,7 @@ func (c *cycle) quotaSeekerPass() func(Pending) bool {
 // Visit wakes a quota seeker the cycle is about to visit.
 func (s *Scheduler) Visit(id api.WorkloadID) {
 	if e := s.wls[id]; e != nil {
+		e.seeking = false
 		s.setPark(e, NotParked)
 		s.considered++
 	}
@@ -51,7 +52,15 @@ func (s *Scheduler) seekQuota(found []*entry) {
 
 // quotaSeekersInput is the quota seekers as the cycle takes them: the ones a queue
 // stop policy holds park as ParkedQueue instead (the queue layer's answer).
+//
+// A seeker waits for its turn marked seeking, so that Next, asked for its class by an
+// earlier member, hands the next member instead; the marks of the last cycle's seekers
+// are cleared first.
 func (s *Scheduler) quotaSeekersInput() []Pending {
+	for _, e := range s.seeking {
+		e.seeking = false
+	}
+	s.seeking = s.seeking[:0]
 	var out []Pending
 	for _, e := range s.quotaSeekers {
 		if e.park != ParkedQuota || e.phase != phasePending {
@@ -61,6 +70,8 @@ func (s *Scheduler) quotaSeekersInput() []Pending {
 			s.setPark(e, ParkedQueue)
 			continue
 		}
+		e.seeking = true
+		s.seeking = append(s.seeking, e)
 		out = append(out, s.pendingOf(e))
 	}
 	s.quotaSeekers = s.quotaSeekers[:0]

@@ -62,12 +62,12 @@ type Scheduler struct {
 	// chains are the parked members of followable classes behind a woken first member,
 	// for this cycle's Followers (chains.go).
 	chains map[string]*chain
-	// quotaSeekers are the quota-parked workloads a wake found for the next cycle
-	// (quota_seekers.go).
-	quotaSeekers []*entry
-	rng          *rand.Rand
-	seed         int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
-	parked       parkedIndex
+	// quotaSeekers are the quota-parked workloads a wake found for the next cycle, and
+	// seeking those handed to the last cycle (quota_seekers.go).
+	quotaSeekers, seeking []*entry
+	rng                   *rand.Rand
+	seed                  int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
+	parked                parkedIndex
 	// quotaClasses numbers the quota classes of the workloads submitted.
 	quotaClasses map[quotaClass]int32
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
@@ -144,10 +144,12 @@ type entry struct {
 	// notBefore is when its requeue backoff ends (ParkedBackoff).
 	notBefore time.Time
 	park      Park
-	last      plan.Rejection // why it was last not admitted, while hasLast
-	hasLast   bool
-	reserved  *plan.Reservation
-	slots     entrySlots // its places in the scheduler's sets (entryset.go)
+	// seeking: handed to the running cycle as a quota seeker and not visited yet.
+	seeking  bool
+	last     plan.Rejection // why it was last not admitted, while hasLast
+	hasLast  bool
+	reserved *plan.Reservation
+	slots    entrySlots // its places in the scheduler's sets (entryset.go)
 }
 
 // World is what a driver knows that the scheduler does not keep itself: the cluster as
