@@ -76,8 +76,8 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c.drain()
 	c.countFreeGPU()
 	c.visits = newVisits(in.Pending, newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers)))
-	c.visits.gate(in.SlotSeekers, c.slotSeekerPass(), func() bool { return !c.slotLeft() })
-	c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass(), nil)
+	c.visits.seekers = c.newSeekerClasses(in.SlotSeekers)
+	c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass())
 	c.pos = c.visits.pos
 	for i := 0; ; i++ {
 		p, ok := c.visits.pop()

@@ -52,7 +52,6 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	}
 	in.Draining = s.draining()
 	var rejects []plan.Rejection
-	seeker := s.slotSeeker(w)
 	for _, e := range s.active.entries() {
 		id := e.id
 		if e.park == ParkedReserved && w.Unchanged {
@@ -62,17 +61,14 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 			rejects = append(rejects, r)
 			continue
 		}
-		if seeker(e) {
-			in.SlotSeekers = append(in.SlotSeekers, s.pendingOf(e))
-			continue
-		}
 		in.Pending = append(in.Pending, s.pendingOf(e))
 		if e.reserved != nil {
 			in.Previous[id] = *e.reserved
 		}
 	}
 	in.QuotaSeekers = s.quotaSeekersInput()
-	if len(s.chains) > 0 || len(in.QuotaSeekers) > 0 {
+	in.SlotSeekers = s.seekerClasses(w)
+	if len(s.chains) > 0 || len(in.QuotaSeekers) > 0 || len(in.SlotSeekers) > 0 {
 		in.Followers = s
 	}
 	// The engine orders Pending itself; rejections made here keep a fixed order.
@@ -160,6 +156,7 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 		}
 	}
 	s.park(p)
+	s.refileSeekers(p)
 	for id, b := range before {
 		if e := s.wls[id]; e == nil || e.reserved == nil || !b.HoldsSame(*e.reserved) {
 			s.wakeForNodes()

@@ -105,6 +105,17 @@ type Pending struct {
 	gpu *gpuDemand
 }
 
+// SeekerClass is one class of slot seekers (ClusterQueue, shape and priority: members
+// the cycle visits in queue order).
+type SeekerClass struct {
+	Class string
+	// First is its first member; Followers.NextSeeker hands the others, in order.
+	First Pending
+	// MinRuntime bounds its members' known runtimes from below (0: none known); the
+	// member with the fewest holds against it has no more than this one would.
+	MinRuntime time.Duration
+}
+
 // gpuDemand is what a workload asks of GPUs, as the necessary conditions read it: its
 // whole-GPU pod needs (nil when they do not apply, capacity_wake.go) and its total in
 // milli-GPU (gpuNeed).
@@ -181,11 +192,13 @@ type Input struct {
 	// (followers.go). Nil: the cycle visits Pending only.
 	Followers Followers
 	// SlotSeekers are pending workloads the nodes refused behind reservations (none may
-	// preempt or follow a StrictFIFO head), handed apart because most visits to them end
-	// in a rejection: the cycle visits them in order while reservation slots are left,
-	// then only those the free GPUs less the holds against them could host
-	// (reserve_seekers.go). Nil: every pending workload is in Pending.
-	SlotSeekers []Pending
+	// preempt or follow a StrictFIFO head), handed apart by class because most visits
+	// to them end in a rejection: the cycle visits them in order while reservation
+	// slots are left, then only those the free GPUs less the holds against them could
+	// host, dropping a whole class when none of its members could be
+	// (reserve_seekers.go). Followers must be set when a class has more than its
+	// first member. Nil: every pending workload is in Pending.
+	SlotSeekers []SeekerClass
 	// QuotaSeekers are parked workloads admission refused that a quota wake hands to
 	// the cycle (quota_seekers.go): each is visited at its place in the order unless the
 	// cycle's quota is certainly short for it then (Quota.Short), and Followers.Visit is

@@ -23,6 +23,7 @@ const (
 	slotClass                 // parked for quota, by cohort tree and class (or alone)
 	slotPreempt               // parked and may preempt, by cohort tree
 	slotProtected             // running with a minimum runtime
+	slotSeek                  // slot seekers, by class
 	numSlots
 )
 

@@ -23,6 +23,9 @@ type Followers interface {
 	// Visit tells that the cycle is about to visit a workload of Input.QuotaSeekers: it
 	// is parked no longer.
 	Visit(id api.WorkloadID)
+	// NextSeeker returns the next member of slot-seeker class (Input.SlotSeekers) after
+	// those handed already this cycle, or false when none is left.
+	NextSeeker(class string) (Pending, bool)
 }
 
 func followerQueues(f Followers) []string {

@@ -96,8 +96,9 @@ type visits struct {
 	perCQ   map[string]int
 	fetched map[api.WorkloadID]bool // handed in by Followers
 	// gates are the sources of visits that must pass a test at their turn (Input's
-	// SlotSeekers and QuotaSeekers).
-	gates []*gated
+	// QuotaSeekers); seekers are the slot-seeker classes (reserve_seekers.go).
+	gates   []*gated
+	seekers *seekerClasses
 }
 
 func newVisits(pending []Pending, k *keyer) *visits {
@@ -157,14 +158,22 @@ func (v *visits) pop() (Pending, bool) {
 			best, from = &v.later[0].k, fromLater
 		}
 		for i, g := range v.gates {
-			g.pruneIfDue()
 			if len(g.heap) > 0 && (best == nil || g.heap[0].k.less(*best)) {
 				best, from = &g.heap[0].k, i
 			}
 		}
+		if sc := v.seekers; sc != nil && len(sc.heap) > 0 && (best == nil || sc.heap[0].k.less(*best)) {
+			from = fromSeekers
+		}
 		switch from {
 		case fromNone:
 			return Pending{}, false
+		case fromSeekers:
+			if p, ok := v.seekers.take(v.k); ok {
+				v.place(p)
+				return p, true
+			}
+			continue
 		case fromSorted:
 			v.next++
 			return v.sorted[v.next-1], true
@@ -181,44 +190,25 @@ func (v *visits) pop() (Pending, bool) {
 
 // Where pop's next visit comes from (a gated source is its index).
 const (
-	fromNone   = -1
-	fromSorted = -2
-	fromLater  = -3
+	fromNone    = -1
+	fromSorted  = -2
+	fromLater   = -3
+	fromSeekers = -4
 )
 
 // gated is a source of visits apart from Pending: its members come at their place in
-// the order, each visited only when pass lets it through at its turn. prune, when set,
-// says when pass may be asked of every member at once (from then on it stops at least
-// the ones it stops now): they are dropped in one sweep, not popped one by one.
+// the order, each visited only when pass lets it through at its turn.
 type gated struct {
-	heap  keyedHeap
-	pass  func(Pending) bool
-	prune func() bool
-}
-
-// pruneIfDue drops the members pass stops once prune says it is time.
-func (g *gated) pruneIfDue() {
-	if g.prune == nil || len(g.heap) == 0 || !g.prune() {
-		return
-	}
-	g.prune = nil
-	kept := g.heap[:0]
-	for _, k := range g.heap {
-		if g.pass(k.p) {
-			kept = append(kept, k)
-		}
-	}
-	clear(g.heap[len(kept):])
-	g.heap = kept
-	heap.Init(&g.heap)
+	heap keyedHeap
+	pass func(Pending) bool
 }
 
 // gate adds ps as a gated source.
-func (v *visits) gate(ps []Pending, pass func(Pending) bool, prune func() bool) {
+func (v *visits) gate(ps []Pending, pass func(Pending) bool) {
 	if len(ps) == 0 {
 		return
 	}
-	g := &gated{heap: make(keyedHeap, len(ps)), pass: pass, prune: prune}
+	g := &gated{heap: make(keyedHeap, len(ps)), pass: pass}
 	for i, p := range ps {
 		g.heap[i] = keyed{p: p, k: v.k.key(p)}
 	}

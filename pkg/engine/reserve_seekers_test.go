@@ -47,7 +47,7 @@ func TestSlotSeekersReserveAsIfVisited(t *testing.T) {
 			in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(2, 4), Quota: q}
 			for _, p := range ps {
 				if split && seeker[p.Workload.ID()] {
-					in.SlotSeekers = append(in.SlotSeekers, p)
+					in.SlotSeekers = append(in.SlotSeekers, SeekerClass{Class: string(p.Workload.ID()), First: p})
 				} else {
 					in.Pending = append(in.Pending, p)
 				}
@@ -100,7 +100,7 @@ func TestSeekersNarrowedByHolds(t *testing.T) {
 	short := pending(gpuWorkload("short", 3, 3*time.Minute), "cq")
 	short.Runtime = 30 * time.Minute
 	in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{big, visited},
-		SlotSeekers: []Pending{long, short},
+		SlotSeekers: []SeekerClass{{Class: "long", First: long}, {Class: "short", First: short, MinRuntime: short.Runtime}},
 		Running: []placement.Running{{ID: "ns/run", Queue: "cq", ExpectedEnd: eta, GPUMilli: 4000,
 			Pods: []cluster.PodRef{{Workload: "ns/run", PodSet: "main"}}}}}
 	p := mustEngine(t, Config{Reservations: true, ReservationDepth: 1}, fr).Cycle(in)

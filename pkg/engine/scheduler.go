@@ -70,6 +70,10 @@ type Scheduler struct {
 	parked                parkedIndex
 	// quotaClasses numbers the quota classes of the workloads submitted.
 	quotaClasses map[quotaClass]int32
+	// seekers are the slot seekers by class, and seekIters the cycle's walks over
+	// them (reserve_seekers.go).
+	seekers   map[string]*seekerSet
+	seekIters map[string]*seekIter
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
 	lqUsage *admission.LocalQueueUsage
 	// reservedBefore are the reservations held when the last cycle ran: Committed
@@ -90,6 +94,13 @@ const (
 // setPhase moves e to phase p, keeping the active, running and leaving sets.
 func (s *Scheduler) setPhase(e *entry, p phase) {
 	e.phase = p
+	if s.isSeeker(e) {
+		leave(e, slotPhase)
+		leave(e, slotProtected)
+		s.joinSeekers(e)
+		return
+	}
+	leave(e, slotSeek)
 	switch {
 	case p == phasePending && (e.park == NotParked || e.park == ParkedReserved || s.retryAll):
 		s.active.join(e, slotPhase)
