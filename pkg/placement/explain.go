@@ -25,16 +25,22 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	if p.fits != nil && !p.req.GPU.IsZero() {
 		fits = p.fits.shape(p.ov, fitKeyOf(p.req.GPU))
 	}
+	// The nodes of the snapshot's static set pass the static checks: only the others
+	// are asked them again, for their reasons.
+	static := staticSet(p.ov, p.req)
 	for i := 0; i < p.ov.NumNodes(); i++ {
 		if nodes != nil && !in[i] {
 			t.add(Rejection{Reason: ReasonTopology, Subject: "outside the candidate domain"})
 			continue
 		}
 		var rej []Rejection
+		if !static.Has(i) {
+			rej = staticCheck(p.ov.Node(i), p.req, true, nil)
+		}
 		if fits != nil {
-			rej = checkPodCached(p.ov, p.req, i, &fits[i])
+			_, rej = resourceCheckWith(p.ov, i, p.req, true, rej, &fits[i])
 		} else {
-			rej = CheckPodOnNodeAt(p.ov, p.req, i)
+			_, rej = resourceCheck(p.ov, i, p.req, true, rej)
 		}
 		if len(rej) == 0 {
 			d.FitNodes++
@@ -47,13 +53,6 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	}
 	d.Counts, d.NearMiss = t.sorted(), near
 	return d
-}
-
-// checkPodCached is CheckPodOnNodeAt with the device fit read from (and kept in) e:
-// the chooser that just failed asked most nodes the same question.
-func checkPodCached(ov *cluster.Overlay, p *PodRequest, i int, e *fitEntry) []Rejection {
-	_, out := resourceCheckWith(ov, i, p, true, staticCheck(ov.Node(i), p, true, nil), e)
-	return out
 }
 
 // CheckPodOnNodeAt is CheckPodOnNode by node index.
