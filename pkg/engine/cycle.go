@@ -25,6 +25,7 @@ type cycle struct {
 	// reservedNodes the node-level ones (node -> earliest ETA).
 	held          placement.ReservationSet
 	holds         [][]heldDevice // per held reservation, its devices as hold pods (hold)
+	wholeHolds    [][]wholeHold  // per held reservation, its whole GPUs by node (hold)
 	reservedNodes map[string]time.Time
 	blocked       map[string]bool        // StrictFIFO ClusterQueues whose head failed
 	runningIdx    map[api.WorkloadID]int // into in.Running; built on first use (runningOf)

@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // This file is the engine's side of backfill: the reservations made in a cycle hold
@@ -35,13 +36,16 @@ func (c *cycle) reserve(r plan.Reservation, id api.WorkloadID, queue string, why
 	}
 	c.held = append(c.held, placement.Reservation{Workload: id, Queue: queue, Start: r.ETA, Pods: r.Pods, Waits: r.Waits})
 	c.holds = append(c.holds, c.holdDevices(r.Pods))
+	c.wholeHolds = append(c.wholeHolds, wholeHoldsOf(id, c.holds[len(c.holds)-1]))
 }
 
-// heldDevice is one reserved device as the pseudo pod that holds it.
+// heldDevice is one reserved device as the pseudo pod that holds it; inWhole says a
+// node's whole-GPU hold pod takes it (wholeHold).
 type heldDevice struct {
-	ref  cluster.PodRef
-	node int
-	one  devices.Assignment
+	ref     cluster.PodRef
+	node    int
+	one     devices.Assignment
+	inWhole bool
 }
 
 // holdDevices turns a reservation's pods into hold pods, one per device, named after
@@ -115,20 +119,85 @@ func holdKey(idx []int) string {
 	return "|holds=" + strings.Join(parts, ",")
 }
 
-// hold assumes the reserved devices of the given reservations on the overlay, device by
-// device and best effort (a GPU still in use by a running workload is busy anyway), and
-// returns the refs it assumed so release can drop them. Only devices are held:
-// reservations hold GPUs, not CPU or memory (as placement's Allows).
+// hold assumes the reserved devices of the given reservations on the overlay, best
+// effort (a GPU still in use by a running workload is busy anyway), and returns the
+// refs it assumed so release can drop them. A reservation's whole GPUs that are free
+// are held by one pod per node; its other devices, and a node where that pod does not
+// go on, device by device. Only devices are held: reservations hold GPUs, not CPU or
+// memory (as placement's Allows).
 func (c *cycle) hold(idx []int) []cluster.PodRef {
 	var refs []cluster.PodRef
 	for _, i := range idx {
-		for _, h := range c.holds[i] {
-			if c.ov.AssumeAt(h.ref, h.node, nil, h.one) == nil {
-				refs = append(refs, h.ref)
+		for _, w := range c.wholeHolds[i] {
+			free := c.freeWhole(w)
+			switch {
+			case len(free) == 0:
+			case c.ov.AssumeAt(w.ref, w.node, nil, devices.Assignment{Devices: free}) == nil:
+				refs = append(refs, w.ref)
+			default:
+				refs = c.holdEach(w.each, refs)
 			}
+		}
+		refs = c.holdEach(c.holds[i], refs)
+	}
+	return refs
+}
+
+// holdEach assumes hs device by device, skipping the whole GPUs a node's pod holds.
+func (c *cycle) holdEach(hs []heldDevice, refs []cluster.PodRef) []cluster.PodRef {
+	for _, h := range hs {
+		if h.inWhole {
+			continue
+		}
+		if c.ov.AssumeAt(h.ref, h.node, nil, h.one) == nil {
+			refs = append(refs, h.ref)
 		}
 	}
 	return refs
+}
+
+// wholeHold is one reservation's whole GPUs on one node, held by one pod (ref).
+type wholeHold struct {
+	ref  cluster.PodRef
+	node int
+	gpus []devices.Device
+	each []heldDevice // the same, device by device, for when the pod does not go on
+}
+
+// wholeHoldsOf groups a reservation's whole GPUs by node, marking them in hs.
+func wholeHoldsOf(id api.WorkloadID, hs []heldDevice) []wholeHold {
+	var out []wholeHold
+	at := map[int]int{}
+	for k := range hs {
+		h := &hs[k]
+		d := h.one.Devices[0]
+		if d.Kind != devices.WholeGPU {
+			continue
+		}
+		j, ok := at[h.node]
+		if !ok {
+			j = len(out)
+			at[h.node] = j
+			out = append(out, wholeHold{ref: cluster.PodRef{Workload: id, PodSet: "/hold", Index: h.node}, node: h.node})
+		}
+		out[j].gpus = append(out[j].gpus, d)
+		each := *h
+		out[j].each = append(out[j].each, each)
+		h.inWhole = true
+	}
+	return out
+}
+
+// freeWhole is the GPUs of w that are free on the overlay now.
+func (c *cycle) freeWhole(w wholeHold) []devices.Device {
+	free := make([]devices.Device, 0, len(w.gpus))
+	gf := c.ov.GPUFreeMilli(w.node)
+	for _, d := range w.gpus {
+		if pos, ok := c.ov.GPUPosition(w.node, d.GPU); ok && gf[pos] >= resources.MilliPerGPU {
+			free = append(free, d)
+		}
+	}
+	return free
 }
 
 // release forgets the hold pods, leaving whatever was placed meanwhile.
