@@ -204,4 +204,8 @@ type Input struct {
 	// cycle's quota is certainly short for it then (Quota.Short), and Followers.Visit is
 	// told first. Followers must be set when there are any.
 	QuotaSeekers []Pending
+	// RunningScratch, when set, is where the cycle sorts Running for reservation walks
+	// (placement.RunningByEnd.Reset): a driver that keeps one across cycles spares the
+	// cycle a copy of every running workload. Its contents are the cycle's.
+	RunningScratch *placement.RunningByEnd
 }

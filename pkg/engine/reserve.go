@@ -254,8 +254,11 @@ func (c *cycle) previous(id api.WorkloadID) *placement.Reservation {
 // reservation can be planned over it).
 func (c *cycle) runningByEnd() *placement.RunningByEnd {
 	if c.byEnd == nil {
-		byEnd, err := placement.NewRunningByEnd(c.in.Running)
-		if err != nil {
+		byEnd := c.in.RunningScratch
+		if byEnd == nil {
+			byEnd = &placement.RunningByEnd{}
+		}
+		if byEnd.Reset(c.in.Running) != nil {
 			return nil
 		}
 		c.byEnd = byEnd

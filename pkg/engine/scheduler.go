@@ -74,6 +74,8 @@ type Scheduler struct {
 	// them (reserve_seekers.go).
 	seekers   map[string]*seekerSet
 	seekIters map[string]*seekIter
+	// byEnd is the cycles' scratch for the running list in walk order.
+	byEnd placement.RunningByEnd
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
 	lqUsage *admission.LocalQueueUsage
 	// reservedBefore are the reservations held when the last cycle ran: Committed

@@ -381,6 +381,14 @@ func TestRunningByEndOrder(t *testing.T) {
 		if !slices.EqualFunc(got, want, func(a, b Running) bool { return a.ID == b.ID }) {
 			t.Fatalf("order %v, want %v", ids(got), ids(want))
 		}
+		// Reset over a list used before (longer, with other IDs) gives the same.
+		reused := byEnd(t, append(slices.Clone(rs), Running{ID: "zz-old-1"}, Running{ID: "zz-old-2"}))
+		if err := reused.Reset(rs); err != nil {
+			t.Fatal(err)
+		}
+		if got := reused.List(); !slices.EqualFunc(got, want, func(a, b Running) bool { return a.ID == b.ID }) {
+			t.Fatalf("after Reset: order %v, want %v", ids(got), ids(want))
+		}
 	})
 }
 

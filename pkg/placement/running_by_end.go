@@ -25,25 +25,44 @@ type RunningByEnd struct {
 	unbounded []api.WorkloadID
 	groupsNow time.Time
 	grouped   bool
+	keys      []endKey // Reset's sort buffer
 }
 
 // NewRunningByEnd checks rs (IDs present and unique, no negative amounts) and sorts a
 // copy of it. The sort orders small keys, not the workloads themselves (ten thousand
 // running gangs are a few megabytes to move around).
 func NewRunningByEnd(rs []Running) (*RunningByEnd, error) {
-	r := &RunningByEnd{list: make([]Running, len(rs)), ids: newRunningChecker(len(rs))}
-	keys := make([]endKey, len(rs))
-	for i, x := range rs {
-		if err := r.ids.check(i, x); err != nil {
-			return nil, err
-		}
-		keys[i] = endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)}
-	}
-	slices.SortFunc(keys, compareEndKeys)
-	for i, k := range keys {
-		r.list[i] = rs[k.at]
+	r := &RunningByEnd{}
+	if err := r.Reset(rs); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// Reset makes r what NewRunningByEnd(rs) returns, reusing r's memory: a scheduler that
+// keeps one across cycles allocates it once, not every cycle. On error r is empty.
+func (r *RunningByEnd) Reset(rs []Running) error {
+	if r.ids.ids == nil {
+		r.ids = newRunningChecker(len(rs))
+	} else {
+		clear(r.ids.ids)
+	}
+	r.keys = slices.Grow(r.keys[:0], len(rs))
+	for i, x := range rs {
+		if err := r.ids.check(i, x); err != nil {
+			r.list, r.keys, r.grouped = r.list[:0], r.keys[:0], false
+			return err
+		}
+		r.keys = append(r.keys, endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)})
+	}
+	slices.SortFunc(r.keys, compareEndKeys)
+	r.list = slices.Grow(r.list[:0], len(rs))
+	for _, k := range r.keys {
+		r.list = append(r.list, rs[k.at])
+	}
+	clear(r.keys) // drop the IDs it points to
+	r.grouped = false
+	return nil
 }
 
 // endKey is a running workload's place in the order of compareEnds: its expected end
