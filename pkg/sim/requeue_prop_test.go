@@ -29,6 +29,11 @@ func TestParkingKeepsDecisionsProperty(t *testing.T) {
 // every pending workload in every cycle, and fails when the decisions differ.
 func parkingKeepsDecisions(t *testing.T, rt *rapid.T, objs *api.Objects) {
 	cfg := engine.Config{Preemption: rapid.Bool().Draw(rt, "preempt"), Reservations: rapid.Bool().Draw(rt, "reserve"), Grace: time.Minute}
+	parkingKeepsDecisionsUnder(t, rt, objs, cfg)
+}
+
+// parkingKeepsDecisionsUnder is parkingKeepsDecisions under engine policy cfg.
+func parkingKeepsDecisionsUnder(t *testing.T, rt *rapid.T, objs *api.Objects, cfg engine.Config) {
 	_, parked := simulateWith(t, objs, cfg, false)
 	_, polled := simulateWith(t, objs, cfg, true)
 	parked, polled = withoutRejections(parked), withoutRejections(polled)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -23,12 +22,7 @@ func TestSlotSeekersKeepDecisionsProperty(t *testing.T) {
 		objs := drawSeekerWorld(rt)
 		cfg := engine.Config{Reservations: true, ReservationDepth: rapid.IntRange(1, 3).Draw(rt, "depth"),
 			Preemption: rapid.Bool().Draw(rt, "preempt"), Grace: time.Minute}
-		_, parked := simulateWith(t, objs, cfg, false)
-		_, polled := simulateWith(t, objs, cfg, true)
-		parked, polled = withoutRejections(parked), withoutRejections(polled)
-		if !bytes.Equal(parked, polled) {
-			rt.Fatalf("event logs differ:\nparked:\n%s\npolled:\n%s", parked, polled)
-		}
+		parkingKeepsDecisionsUnder(t, rt, objs, cfg)
 	})
 }
 
