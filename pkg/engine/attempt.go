@@ -95,6 +95,9 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 	if res, short := c.lacksGPU(p.Workload); short {
 		return res, false
 	}
+	if res, short := c.lacksRoom(p); short {
+		return res, false
+	}
 	holds := c.holdsFor(p)
 	key := c.shapeOf(p) + flavorKey(a)
 	if res, failed := c.failedUnder(key, holds); failed {

@@ -203,3 +203,47 @@ func TestPlacementNoticesAndHistory(t *testing.T) {
 		t.Errorf("input history changed: %+v", in.History)
 	}
 }
+
+// TestNoRoomForGangSkipsPlacement: two nodes with 4 free GPUs each have the 8 free GPUs
+// an 8-GPU pod needs in total but no node that can host it: the cycle says so
+// (NoRoomForGang, with the count) without asking placement; a 4-GPU pod still places.
+func TestNoRoomForGangSkipsPlacement(t *testing.T) {
+	nodes, err := cluster.ExpandPool(api.NodePool{Meta: api.Meta{Name: "g"}, Count: 2, GPUModel: "H100", GPUsPerNode: 8,
+		CPU: 64000, Memory: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(node string) cluster.Change {
+		bp := podOf(api.WorkloadID("ns/run-"+node), node, gpus(0, 1, 2, 3))
+		return cluster.Change{Op: cluster.OpBind, Pod: bp}
+	}
+	if snap, err = snap.Apply([]cluster.Change{run(snap.Node(0).Name), run(snap.Node(1).Name)}); err != nil {
+		t.Fatal(err)
+	}
+	q := newFakeQuota()
+	q.limit["cq"] = resourcesCPU(100)
+	big := pending(gpuWorkload("big", 8, 0), "cq")
+	small := pending(gpuWorkload("small", 4, time.Minute), "cq")
+	p := mustEngine(t, Config{}, NewPlacer(PlacerConfig{Seed: 1})).Cycle(
+		Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{big, small}})
+	if o := outcome(p, "ns/small"); o != "admitted" {
+		t.Fatalf("small: %s, want admitted", o)
+	}
+	var r plan.Rejection
+	for _, x := range p.Rejections {
+		if x.Workload == "ns/big" {
+			r = x
+		}
+	}
+	if r.Evidence == nil || r.Evidence.Place == nil {
+		t.Fatalf("big: %+v, want a placement rejection", p)
+	}
+	f := r.Evidence.Place
+	if f.Code != plan.ReasonNoRoomForGang || f.Diagnosis != nil || f.Room == nil || *f.Room != (plan.GangRoom{Pods: 1, GPUs: 8, Hostable: 0}) {
+		t.Fatalf("big: failure %+v (room %+v), want NoRoomForGang for 1 pod of 8 GPUs, none hostable, no diagnosis", f, f.Room)
+	}
+}

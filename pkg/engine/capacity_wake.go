@@ -4,6 +4,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -64,32 +65,47 @@ func (v *freeGPUView) nodesWith(k int64) int64 {
 	return n
 }
 
-// hostable reports whether the free GPUs could host want pods of g GPUs:
-// sum over j >= 1 of the nodes with at least j*g free, stopping once want is reached.
-func (v *freeGPUView) hostable(g, want int64) bool {
-	want += v.heldPods(g)
+// hostable reports whether the free GPUs could host want pods of g GPUs.
+func (v *freeGPUView) hostable(g, want int64) bool { return v.hosts(g, want) >= want }
+
+// hosts is how many pods of g GPUs the free GPUs could host, counted up to want: the
+// sum over j >= 1 of the nodes with at least j*g free.
+func (v *freeGPUView) hosts(g, want int64) int64 {
+	held := v.heldPods(g)
 	var got int64
-	for j := int64(1); got < want; j++ {
+	for j := int64(1); got < want+held; j++ {
 		n := v.nodesWith(j * g)
 		if n == 0 {
-			return false
+			break
 		}
 		got += n
 	}
-	return true
+	return max(0, min(got-held, want))
 }
 
 // mayFit is the necessary condition for needs: each pod set could be hosted on its own,
 // and all of them together within the total free GPUs.
 func (v *freeGPUView) mayFit(needs []podNeed) bool {
+	_, short := v.shortOf(needs)
+	return !short
+}
+
+// shortOf is the first need the free GPUs cannot host, with how many of its pods they
+// could (all pod sets together count as one need of single GPUs).
+func (v *freeGPUView) shortOf(needs []podNeed) (plan.GangRoom, bool) {
 	var total int64
 	for _, n := range needs {
-		if !v.hostable(n.gpus, n.pods) {
-			return false
+		if got := v.hosts(n.gpus, n.pods); got < n.pods {
+			return plan.GangRoom{Pods: n.pods, GPUs: n.gpus, Hostable: got}, true
 		}
 		total += n.gpus * n.pods
 	}
-	return len(needs) < 2 || v.hostable(1, total)
+	if len(needs) > 1 {
+		if got := v.hosts(1, total); got < total {
+			return plan.GangRoom{Pods: total, GPUs: 1, Hostable: got}, true
+		}
+	}
+	return plan.GangRoom{}, false
 }
 
 // The same holds for quota: a workload admission refused waits for quota freed in its

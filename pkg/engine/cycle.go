@@ -23,9 +23,12 @@ type cycle struct {
 	waiting map[api.WorkloadID]bool
 	// held are this cycle's device-level reservations (they hold GPUs);
 	// reservedNodes the node-level ones (node -> earliest ETA).
-	held          placement.ReservationSet
-	holds         [][]heldDevice // per held reservation, its devices as hold pods (hold)
-	wholeHolds    [][]wholeHold  // per held reservation, its whole GPUs by node (hold)
+	held       placement.ReservationSet
+	holds      [][]heldDevice // per held reservation, its devices as hold pods (hold)
+	wholeHolds [][]wholeHold  // per held reservation, its whole GPUs by node (hold)
+	// room is the free whole GPUs as of quota version roomVersion (lacksRoom).
+	room          *freeGPUView
+	roomVersion   int
 	reservedNodes map[string]time.Time
 	blocked       map[string]bool        // StrictFIFO ClusterQueues whose head failed
 	runningIdx    map[api.WorkloadID]int // into in.Running; built on first use (runningOf)

@@ -50,3 +50,22 @@ func (c *cycle) lacksGPU(w *api.Workload) (PlaceResult, bool) {
 	}
 	return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonNotEnoughFreeGPU, NeedGPU: need, FreeGPU: c.freeGPU}}, true
 }
+
+// lacksRoom reports, with the reason (NoRoomForGang), when the free whole GPUs cannot
+// host p's whole-GPU pods even if every free GPU were usable (capacity_wake.go's
+// condition): placement is not asked then (it would scan every node and diagnose each
+// for nothing). The view is shared until the cycle admits a workload.
+func (c *cycle) lacksRoom(p Pending) (PlaceResult, bool) {
+	needs := p.wholeGPUNeeds()
+	if needs == nil {
+		return PlaceResult{}, false
+	}
+	if c.room == nil || c.roomVersion != c.quotaVersion {
+		c.room, c.roomVersion = newOverlayGPUView(c.ov), c.quotaVersion
+	}
+	room, short := c.room.shortOf(needs)
+	if !short {
+		return PlaceResult{}, false
+	}
+	return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonNoRoomForGang, Room: &room}}, true
+}

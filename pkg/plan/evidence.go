@@ -92,6 +92,8 @@ type PlaceFailure struct {
 	// NeedGPU is the gang's GPU need at once and FreeGPU the whole cluster's free GPU,
 	// in milli-GPU (NotEnoughFreeGPU).
 	NeedGPU, FreeGPU resources.MilliGPU
+	// Room is the pod set the free whole GPUs cannot host (NoRoomForGang).
+	Room *GangRoom
 	// Reserved is a node reserved for an earlier workload that this one would not leave
 	// in time (BlockedByReservation, node-level reservations).
 	Reserved *ReservedNode
@@ -99,6 +101,11 @@ type PlaceFailure struct {
 	// (BlockedByReservation), an error (AdmitFailed, VictimNotBound), or the account of a
 	// placer that gives no diagnosis.
 	Message string
+}
+
+// GangRoom is pods of GPUs whole GPUs each, of which the free GPUs could host Hostable.
+type GangRoom struct {
+	Pods, GPUs, Hostable int64
 }
 
 // ReservedNode is a node reserved from a later time than the workload would end.

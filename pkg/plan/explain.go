@@ -133,6 +133,10 @@ func (f *PlaceFailure) appendLines(out []string) []string {
 	if f.NeedGPU > 0 {
 		out = append(out, fmt.Sprintf("the gang needs %d milli-GPU at once; the whole cluster has %d free", f.NeedGPU, f.FreeGPU))
 	}
+	if r := f.Room; r != nil {
+		out = append(out, fmt.Sprintf("the gang needs %d pod(s) of %d whole GPU(s) at once; the free GPUs, node by node, could host %d",
+			r.Pods, r.GPUs, r.Hostable))
+	}
 	if n := f.Reserved; n != nil {
 		out = append(out, fmt.Sprintf("node %s is reserved from %s and this workload's runtime (%s) does not end before",
 			n.Node, n.In, runtimeText(n.Runtime)))

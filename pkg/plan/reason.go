@@ -83,6 +83,10 @@ const (
 	// ReasonNotEnoughFreeGPU: the whole cluster has fewer free GPU units than the gang
 	// needs, so placement was not asked (a PlaceFailure code).
 	ReasonNotEnoughFreeGPU Reason = "NotEnoughFreeGPU"
+	// ReasonNoRoomForGang: the free whole GPUs, node by node, cannot host the gang's
+	// pods (a node with f free hosts at most f/g pods of g GPUs), so placement was not
+	// asked (a PlaceFailure code).
+	ReasonNoRoomForGang Reason = "NoRoomForGang"
 	// ReasonBackoffAfterFailure: evicted by a failure, it waits out its requeue backoff.
 	ReasonBackoffAfterFailure Reason = "BackoffAfterFailure"
 	// ReasonRequeuingLimitExceeded: evicted by more failures than the requeue policy's
@@ -119,6 +123,7 @@ var reasonLayers = map[Reason][]Layer{
 	ReasonPreemptionWouldCycle:    {LayerAdmission},
 	ReasonHeldForPreemptor:        {LayerAdmission},
 	ReasonNotEnoughFreeGPU:        {LayerPlacement},
+	ReasonNoRoomForGang:           {LayerPlacement},
 	ReasonBackoffAfterFailure:     {LayerAdmission},
 	ReasonRequeuingLimitExceeded:  {LayerAdmission},
 }
