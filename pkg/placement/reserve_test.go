@@ -399,3 +399,61 @@ func ids(rs []Running) []api.WorkloadID {
 	}
 	return out
 }
+
+// TestRunningByEndResetSequence: one RunningByEnd reset over a sequence of running
+// lists that change a little or a lot between steps (starts appended, finishes
+// swapped out, ends moved, gangs added by Add, bad entries) always gives what a fresh
+// NewRunningByEnd gives: the same order, or the same error.
+func TestRunningByEndResetSequence(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var r RunningByEnd
+		var rs []Running
+		next := 0
+		fresh := func() Running {
+			next++
+			return Running{ID: api.WorkloadID(fmt.Sprintf("w%04d", next)),
+				ExpectedEnd: time.Unix(int64(rapid.IntRange(0, 20).Draw(t, "end")), 0)}
+		}
+		for step := rapid.IntRange(1, 12).Draw(t, "steps"); step > 0; step-- {
+			for n := rapid.IntRange(0, 6).Draw(t, "changes"); n > 0; n-- {
+				switch op := rapid.IntRange(0, 5).Draw(t, "op"); {
+				case op <= 1 || len(rs) == 0:
+					rs = append(rs, fresh())
+				case op == 2:
+					i := rapid.IntRange(0, len(rs)-1).Draw(t, "finish")
+					rs[i] = rs[len(rs)-1]
+					rs = rs[:len(rs)-1]
+				case op == 3:
+					rs[rapid.IntRange(0, len(rs)-1).Draw(t, "moved")].ExpectedEnd = time.Unix(int64(rapid.IntRange(0, 20).Draw(t, "newEnd")), 0)
+				case op == 4:
+					rs = append(rs, rs[rapid.IntRange(0, len(rs)-1).Draw(t, "dup")]) // a duplicate ID
+				default:
+					rs[rapid.IntRange(0, len(rs)-1).Draw(t, "bad")].GPUMilli = -1
+				}
+			}
+			if rapid.IntRange(0, 3).Draw(t, "fixAll") == 0 { // sometimes a clean list again
+				rs = slices.DeleteFunc(rs, func(x Running) bool { return x.GPUMilli < 0 })
+				seen := map[api.WorkloadID]bool{}
+				rs = slices.DeleteFunc(rs, func(x Running) bool { dup := seen[x.ID]; seen[x.ID] = true; return dup })
+			}
+			want, wantErr := NewRunningByEnd(slices.Clone(rs))
+			err := r.Reset(slices.Clone(rs))
+			switch {
+			case (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()):
+				t.Fatalf("Reset error %v, fresh %v", err, wantErr)
+			case err == nil && !slices.EqualFunc(r.List(), want.List(), func(a, b Running) bool { return a.ID == b.ID && a.ExpectedEnd.Equal(b.ExpectedEnd) }):
+				t.Fatalf("Reset order %v, fresh %v", ids(r.List()), ids(want.List()))
+			}
+			if err == nil && rapid.Bool().Draw(t, "add") {
+				if err := r.Add(fresh()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err != nil { // the caller would not keep a list it cannot use
+				rs = slices.DeleteFunc(rs, func(x Running) bool { return x.GPUMilli < 0 })
+				seen := map[api.WorkloadID]bool{}
+				rs = slices.DeleteFunc(rs, func(x Running) bool { dup := seen[x.ID]; seen[x.ID] = true; return dup })
+			}
+		}
+	})
+}

@@ -25,7 +25,13 @@ type RunningByEnd struct {
 	unbounded []api.WorkloadID
 	groupsNow time.Time
 	grouped   bool
-	keys      []endKey // Reset's sort buffer
+	// Reset's memory of the last list it was given, when valid: its keys by position
+	// (in) and in walk order (sorted, at = position); added are the IDs Add filed in
+	// ids since. spare is a buffer for the next keys.
+	in, sorted, spare []endKey
+	added             []api.WorkloadID
+	valid             bool
+	gone              []bool
 }
 
 // NewRunningByEnd checks rs (IDs present and unique, no negative amounts) and sorts a
@@ -39,30 +45,122 @@ func NewRunningByEnd(rs []Running) (*RunningByEnd, error) {
 	return r, nil
 }
 
-// Reset makes r what NewRunningByEnd(rs) returns, reusing r's memory: a scheduler that
-// keeps one across cycles allocates it once, not every cycle. On error r is empty.
+// Reset makes r what NewRunningByEnd(rs) returns, reusing r's memory: a scheduler keeps
+// one across cycles. When rs differs from the list of the last Reset in a few places
+// (a cycle's starts and finishes), only those are checked and merged into the order
+// kept from last time; otherwise every workload is checked and sorted. On error r is
+// empty.
 func (r *RunningByEnd) Reset(rs []Running) error {
+	for _, id := range r.added {
+		delete(r.ids.ids, id)
+	}
+	r.added = r.added[:0]
+	next := slices.Grow(r.spare[:0], len(rs))
+	for i, x := range rs {
+		next = append(next, endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)})
+	}
+	if !r.valid || !r.patch(rs, next) {
+		if err := r.rebuild(rs, next); err != nil {
+			r.list, r.valid, r.grouped = r.list[:0], false, false
+			return err
+		}
+	}
+	r.list = slices.Grow(r.list[:0], len(rs))
+	for _, k := range r.sorted {
+		r.list = append(r.list, rs[k.at])
+	}
+	r.grouped = false
+	return nil
+}
+
+// rebuild checks every workload of rs and sorts next (its keys) into r.sorted.
+func (r *RunningByEnd) rebuild(rs []Running, next []endKey) error {
 	if r.ids.ids == nil {
 		r.ids = newRunningChecker(len(rs))
 	} else {
 		clear(r.ids.ids)
 	}
-	r.keys = slices.Grow(r.keys[:0], len(rs))
 	for i, x := range rs {
 		if err := r.ids.check(i, x); err != nil {
-			r.list, r.keys, r.grouped = r.list[:0], r.keys[:0], false
 			return err
 		}
-		r.keys = append(r.keys, endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)})
 	}
-	slices.SortFunc(r.keys, compareEndKeys)
-	r.list = slices.Grow(r.list[:0], len(rs))
-	for _, k := range r.keys {
-		r.list = append(r.list, rs[k.at])
-	}
-	clear(r.keys) // drop the IDs it points to
-	r.grouped = false
+	r.sorted = append(r.sorted[:0], next...)
+	slices.SortFunc(r.sorted, compareEndKeys)
+	r.in, r.spare, r.valid = next, r.in, true
 	return nil
+}
+
+// patch brings r from the last list to rs (keys next) when few positions changed and
+// nothing is wrong; false leaves the work (and any error) to rebuild.
+func (r *RunningByEnd) patch(rs []Running, next []endKey) bool {
+	old := r.in
+	var changed []int
+	for i := range next {
+		if i >= len(old) || old[i] != next[i] {
+			changed = append(changed, i)
+		}
+	}
+	removed := max(0, len(old)-len(next))
+	if len(changed)+removed > len(next)/4+8 {
+		return false
+	}
+	for _, x := range rs {
+		if x.GPUMilli < 0 || x.MinRuntime < 0 || x.GracePeriod < 0 {
+			return false
+		}
+	}
+	r.gone = append(r.gone[:0], make([]bool, len(old))...)
+	for _, i := range changed {
+		if i < len(old) {
+			delete(r.ids.ids, old[i].id)
+			r.gone[i] = true
+		}
+	}
+	for i := len(next); i < len(old); i++ {
+		delete(r.ids.ids, old[i].id)
+		r.gone[i] = true
+	}
+	fresh := make([]endKey, 0, len(changed))
+	for _, i := range changed {
+		k := next[i]
+		if k.id == "" || r.ids.ids[k.id] {
+			return false
+		}
+		r.ids.ids[k.id] = true
+		fresh = append(fresh, k)
+	}
+	slices.SortFunc(fresh, compareEndKeys)
+	kept := r.sorted[:0]
+	for _, k := range r.sorted {
+		if !r.gone[k.at] {
+			kept = append(kept, k)
+		}
+	}
+	r.sorted = mergeEndKeys(kept, fresh)
+	r.in, r.spare = next, r.in
+	return true
+}
+
+// mergeEndKeys merges two sorted key lists (a is kept and grown in place).
+func mergeEndKeys(a, b []endKey) []endKey {
+	if len(b) == 0 {
+		return a
+	}
+	n := len(a)
+	a = append(a, b...)
+	i, j, k := n-1, len(b)-1, len(a)-1
+	for j >= 0 {
+		if i >= 0 && compareEndKeys(a[i], b[j]) > 0 {
+			a[k] = a[i]
+			i--
+		} else {
+			a[k] = b[j]
+			j--
+		}
+		k--
+	}
+	return a
 }
 
 // endKey is a running workload's place in the order of compareEnds: its expected end
@@ -89,6 +187,7 @@ func (r *RunningByEnd) Add(x Running) error {
 	if err := r.ids.check(len(r.list), x); err != nil {
 		return err
 	}
+	r.added = append(r.added, x.ID)
 	i := sort.Search(len(r.list), func(k int) bool { return EndsBefore(x, r.list[k]) })
 	r.list = slices.Insert(r.list, i, x)
 	r.grouped = false // the groups share list's backing array
