@@ -179,7 +179,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFa
 			return
 		}
 	}
-	c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Place: why, Fallbacks: tried})
+	c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Place: c.diagnosed(p, a, why), Fallbacks: tried})
 }
 
 // preemptForNodes asks placement for running gangs to remove; on success it gives the

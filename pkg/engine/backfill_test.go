@@ -204,10 +204,12 @@ func TestPlacementNoticesAndHistory(t *testing.T) {
 	}
 }
 
-// TestNoRoomForGangSkipsPlacement: two nodes with 4 free GPUs each have the 8 free GPUs
-// an 8-GPU pod needs in total but no node that can host it: the cycle says so
-// (NoRoomForGang, with the count) without asking placement; a 4-GPU pod still places.
-func TestNoRoomForGangSkipsPlacement(t *testing.T) {
+// TestNoRoomForGang: two nodes with 4 free GPUs each have the 8 free GPUs an 8-GPU pod
+// needs in total but no node that can host it. With a reservation slot the pod gets a
+// reservation whose reason is the room gate's (placement was not asked); without one
+// it is rejected with placement's per-node diagnosis, as if placement had been asked
+// first. A 4-GPU pod still places.
+func TestNoRoomForGang(t *testing.T) {
 	nodes, err := cluster.ExpandPool(api.NodePool{Meta: api.Meta{Name: "g"}, Count: 2, GPUModel: "H100", GPUsPerNode: 8,
 		CPU: 64000, Memory: 1 << 40})
 	if err != nil {
@@ -217,33 +219,43 @@ func TestNoRoomForGangSkipsPlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(node string) cluster.Change {
-		bp := podOf(api.WorkloadID("ns/run-"+node), node, gpus(0, 1, 2, 3))
-		return cluster.Change{Op: cluster.OpBind, Pod: bp}
+	var running []placement.Running
+	var binds []cluster.Change
+	for k := 0; k < 2; k++ {
+		node := snap.Node(k).Name
+		id := api.WorkloadID("ns/run-" + node)
+		binds = append(binds, cluster.Change{Op: cluster.OpBind, Pod: podOf(id, node, gpus(0, 1, 2, 3))})
+		running = append(running, placement.Running{ID: id, Queue: "cq", GPUMilli: 4000, ExpectedEnd: gt.Epoch().Add(time.Hour),
+			Pods: []cluster.PodRef{{Workload: id, PodSet: "main"}}})
 	}
-	if snap, err = snap.Apply([]cluster.Change{run(snap.Node(0).Name), run(snap.Node(1).Name)}); err != nil {
+	if snap, err = snap.Apply(binds); err != nil {
 		t.Fatal(err)
 	}
-	q := newFakeQuota()
-	q.limit["cq"] = resourcesCPU(100)
-	big := pending(gpuWorkload("big", 8, 0), "cq")
-	small := pending(gpuWorkload("small", 4, time.Minute), "cq")
-	p := mustEngine(t, Config{}, NewPlacer(PlacerConfig{Seed: 1})).Cycle(
-		Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{big, small}})
-	if o := outcome(p, "ns/small"); o != "admitted" {
-		t.Fatalf("small: %s, want admitted", o)
-	}
-	var r plan.Rejection
-	for _, x := range p.Rejections {
-		if x.Workload == "ns/big" {
-			r = x
+	for _, reserve := range []bool{true, false} {
+		q := newFakeQuota()
+		q.limit["cq"] = resourcesCPU(100)
+		big := pending(gpuWorkload("big", 8, 0), "cq")
+		small := pending(gpuWorkload("small", 4, time.Minute), "cq")
+		counted := &countingPlacer{Placer: NewPlacer(PlacerConfig{Seed: 1})}
+		p := mustEngine(t, Config{Reservations: reserve}, counted).Cycle(
+			Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{big, small}, Running: running})
+		if o := outcome(p, "ns/small"); o != "admitted" {
+			t.Fatalf("reservations %v: small: %s, want admitted", reserve, o)
 		}
-	}
-	if r.Evidence == nil || r.Evidence.Place == nil {
-		t.Fatalf("big: %+v, want a placement rejection", p)
-	}
-	f := r.Evidence.Place
-	if f.Code != plan.ReasonNoRoomForGang || f.Diagnosis != nil || f.Room == nil || *f.Room != (plan.GangRoom{Pods: 1, GPUs: 8, Hostable: 0}) {
-		t.Fatalf("big: failure %+v (room %+v), want NoRoomForGang for 1 pod of 8 GPUs, none hostable, no diagnosis", f, f.Room)
+		if reserve {
+			if o, n := outcome(p, "ns/big"), counted.places; o != "reserved" || n != 1 {
+				t.Fatalf("big: %s, %d placements, want reserved and small's placement only", o, n)
+			}
+			continue
+		}
+		var r plan.Rejection
+		for _, x := range p.Rejections {
+			if x.Workload == "ns/big" {
+				r = x
+			}
+		}
+		if r.Evidence == nil || r.Evidence.Place == nil || r.Evidence.Place.Diagnosis == nil || r.Evidence.Place.Code == plan.ReasonNoRoomForGang {
+			t.Fatalf("big: %+v, want a rejection with placement's diagnosis", r)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -68,4 +69,21 @@ func (c *cycle) lacksRoom(p Pending) (PlaceResult, bool) {
 		return PlaceResult{}, false
 	}
 	return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonNoRoomForGang, Room: &room}}, true
+}
+
+// diagnosed is why, or, when the room gate refused the gang without asking placement
+// (NoRoomForGang), placement's own failure with its per-node diagnosis: a rejection is
+// explained node by node (which label, taint or device stops each), a reservation or a
+// preemption needs only the code.
+func (c *cycle) diagnosed(p Pending, a admission.Assignment, why *plan.PlaceFailure) *plan.PlaceFailure {
+	if why.Code != plan.ReasonNoRoomForGang {
+		return why
+	}
+	mark := c.ov.Mark()
+	res := c.e.placer.Place(c.call(p.Workload, a))
+	c.ov.Undo(mark)
+	if res.OK || res.Failure == nil {
+		return why
+	}
+	return res.Failure
 }
