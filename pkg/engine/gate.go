@@ -79,11 +79,16 @@ func (c *cycle) diagnosed(p Pending, a admission.Assignment, why *plan.PlaceFail
 	if why.Code != plan.ReasonNoRoomForGang {
 		return why
 	}
-	mark := c.ov.Mark()
-	res := c.e.placer.Place(c.call(p.Workload, a))
-	c.ov.Undo(mark)
-	if res.OK || res.Failure == nil {
-		return why
+	key := c.shapeOf(p) + flavorKey(a)
+	res, failed := c.failedUnder(key, nil) // the same shape failed placement this cycle
+	if !failed {
+		mark := c.ov.Mark()
+		res = c.e.placer.Place(c.call(p.Workload, a))
+		c.ov.Undo(mark)
+		if res.OK || res.Failure == nil {
+			return why
+		}
+		c.recordFailure(key, nil, res)
 	}
 	return res.Failure
 }
