@@ -26,7 +26,13 @@ func gpus(idx ...int) devices.Assignment {
 // gpuNode is one node of 8 H100s ("g-0") with the given pods bound.
 func gpuNode(t *testing.T, bound ...cluster.BoundPod) *cluster.Snapshot {
 	t.Helper()
-	nodes, err := cluster.ExpandPool(api.NodePool{Meta: api.Meta{Name: "g"}, Count: 1, GPUModel: "H100", GPUsPerNode: 8,
+	return gpuNodes(t, 1, bound...)
+}
+
+// gpuNodes is n nodes of 8 H100s ("g-0", "g-1", ...) with the given pods bound.
+func gpuNodes(t *testing.T, n int, bound ...cluster.BoundPod) *cluster.Snapshot {
+	t.Helper()
+	nodes, err := cluster.ExpandPool(api.NodePool{Meta: api.Meta{Name: "g"}, Count: n, GPUModel: "H100", GPUsPerNode: 8,
 		CPU: 64000, Memory: 1 << 40})
 	if err != nil {
 		t.Fatal(err)
@@ -210,27 +216,15 @@ func TestPlacementNoticesAndHistory(t *testing.T) {
 // it is rejected with placement's per-node diagnosis, as if placement had been asked
 // first. A 4-GPU pod still places.
 func TestNoRoomForGang(t *testing.T) {
-	nodes, err := cluster.ExpandPool(api.NodePool{Meta: api.Meta{Name: "g"}, Count: 2, GPUModel: "H100", GPUsPerNode: 8,
-		CPU: 64000, Memory: 1 << 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := cluster.NewSnapshot(nodes, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var running []placement.Running
-	var binds []cluster.Change
-	for k := 0; k < 2; k++ {
-		node := snap.Node(k).Name
+	var bound []cluster.BoundPod
+	for _, node := range []string{"g-0", "g-1"} {
 		id := api.WorkloadID("ns/run-" + node)
-		binds = append(binds, cluster.Change{Op: cluster.OpBind, Pod: podOf(id, node, gpus(0, 1, 2, 3))})
+		bound = append(bound, podOf(id, node, gpus(0, 1, 2, 3)))
 		running = append(running, placement.Running{ID: id, Queue: "cq", GPUMilli: 4000, ExpectedEnd: gt.Epoch().Add(time.Hour),
 			Pods: []cluster.PodRef{{Workload: id, PodSet: "main"}}})
 	}
-	if snap, err = snap.Apply(binds); err != nil {
-		t.Fatal(err)
-	}
+	snap := gpuNodes(t, 2, bound...)
 	for _, reserve := range []bool{true, false} {
 		q := newFakeQuota()
 		q.limit["cq"] = resourcesCPU(100)
