@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // ReasonCount is how many nodes were rejected for one reason (Key groups them); Example
@@ -82,21 +83,31 @@ func (d *Diagnosis) String() string {
 	return b.String()
 }
 
-// tally counts first rejections per key, sorted by count (desc) then key.
+// tally counts first rejections per key, sorted by count (desc) then key. It groups by
+// what the key is made of, rendering the key once per group, not once per node.
 type tally struct {
-	by map[string]*ReasonCount
+	by map[tallyKey]*ReasonCount
+}
+
+type tallyKey struct {
+	reason   Reason
+	resource resources.Name
+	subject  string
 }
 
 func (t *tally) add(r Rejection) {
 	if t.by == nil {
-		t.by = map[string]*ReasonCount{}
+		t.by = map[tallyKey]*ReasonCount{}
 	}
-	k := r.Key()
+	k := tallyKey{reason: r.Reason, resource: r.Resource}
+	if r.Resource == "" {
+		k.subject = r.Subject
+	}
 	if c, ok := t.by[k]; ok {
 		c.Nodes++
 		return
 	}
-	t.by[k] = &ReasonCount{Key: k, Example: r, Nodes: 1}
+	t.by[k] = &ReasonCount{Key: r.Key(), Example: r, Nodes: 1}
 }
 
 func (t *tally) sorted() []ReasonCount {

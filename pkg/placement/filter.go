@@ -108,7 +108,7 @@ func nonGPUCheck(ov *cluster.Overlay, i int, p *PodRequest, all bool, out []Reje
 		}
 		if have := free[name]; want > have {
 			out = append(out, Rejection{Reason: ReasonInsufficient, Resource: name,
-				Detail: fmt.Sprintf("requests %s, free %s of %s", resources.Format(name, want), resources.Format(name, have), resources.Format(name, alloc[name]))})
+				short: shortfall{set: true, want: want, have: have, alloc: alloc[name]}})
 			if !all {
 				return out
 			}

@@ -58,6 +58,24 @@ type Rejection struct {
 	Resource resources.Name
 	Subject  string
 	Detail   string
+	// short is the shortfall behind an Insufficient rejection, rendered into its text
+	// only when shown (Text): a diagnosis checks thousands of nodes and shows a few.
+	short shortfall
+}
+
+// shortfall is a non-GPU resource's request, free amount and allocatable.
+type shortfall struct {
+	set               bool
+	want, have, alloc resources.Amount
+}
+
+// Text is the rejection's detail: Detail, or the shortfall rendered.
+func (r Rejection) Text() string {
+	if r.Detail != "" || !r.short.set {
+		return r.Detail
+	}
+	return fmt.Sprintf("requests %s, free %s of %s", resources.Format(r.Resource, r.short.want),
+		resources.Format(r.Resource, r.short.have), resources.Format(r.Resource, r.short.alloc))
 }
 
 // Key groups equal rejections across nodes for counting: reason plus what it concerns,
@@ -74,10 +92,10 @@ func (r Rejection) Key() string {
 
 // String is a one-line human description.
 func (r Rejection) String() string {
-	if r.Detail == "" {
-		return r.Key()
+	if d := r.Text(); d != "" {
+		return r.Key() + ": " + d
 	}
-	return r.Key() + ": " + r.Detail
+	return r.Key()
 }
 
 // phrase is the short words used in a Diagnosis summary ("31 too few free GPUs").
