@@ -135,18 +135,19 @@ func (c *cycle) hold(idx []int) []cluster.PodRef {
 			case c.ov.AssumeAt(w.ref, w.node, nil, devices.Assignment{Devices: free}) == nil:
 				refs = append(refs, w.ref)
 			default:
-				refs = c.holdEach(w.each, refs)
+				refs = c.holdEach(c.holds[i], w.node, refs)
 			}
 		}
-		refs = c.holdEach(c.holds[i], refs)
+		refs = c.holdEach(c.holds[i], -1, refs)
 	}
 	return refs
 }
 
-// holdEach assumes hs device by device, skipping the whole GPUs a node's pod holds.
-func (c *cycle) holdEach(hs []heldDevice, refs []cluster.PodRef) []cluster.PodRef {
+// holdEach assumes device by device the devices of hs that no node's whole-GPU pod
+// holds, or, with node >= 0, the ones that node's pod holds (when it did not go on).
+func (c *cycle) holdEach(hs []heldDevice, node int, refs []cluster.PodRef) []cluster.PodRef {
 	for _, h := range hs {
-		if h.inWhole {
+		if h.inWhole != (node >= 0) || (node >= 0 && h.node != node) {
 			continue
 		}
 		if c.ov.AssumeAt(h.ref, h.node, nil, h.one) == nil {
@@ -161,7 +162,6 @@ type wholeHold struct {
 	ref  cluster.PodRef
 	node int
 	gpus []devices.Device
-	each []heldDevice // the same, device by device, for when the pod does not go on
 }
 
 // wholeHoldsOf groups a reservation's whole GPUs by node, marking them in hs.
@@ -181,8 +181,6 @@ func wholeHoldsOf(id api.WorkloadID, hs []heldDevice) []wholeHold {
 			out = append(out, wholeHold{ref: cluster.PodRef{Workload: id, PodSet: "/hold", Index: h.node}, node: h.node})
 		}
 		out[j].gpus = append(out[j].gpus, d)
-		each := *h
-		out[j].each = append(out[j].each, each)
 		h.inWhole = true
 	}
 	return out
