@@ -64,10 +64,11 @@ func (a *admittedSet) clone() admittedSet {
 	return admittedSet{base: a.base, added: maps.Clone(a.added), removed: maps.Clone(a.removed)}
 }
 
-// compact folds the changes into a new base once they outgrow a quarter of it; the
+// compact folds the changes into a new base once they outgrow a 32nd of it (every cycle
+// clones the changes, so they are kept short; folding costs the whole base); the
 // old base may still be shared by clones, so it is replaced, never written.
 func (a *admittedSet) compact() {
-	if len(a.added)+len(a.removed) <= 64+len(a.base)/4 {
+	if len(a.added)+len(a.removed) <= 64+len(a.base)/32 {
 		return
 	}
 	base := make(map[api.WorkloadID]*AdmittedWorkload, a.len())

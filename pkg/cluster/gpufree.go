@@ -18,7 +18,7 @@ func gpuPositions(gpus []devices.GPU) map[int]int {
 // (read-only). Scorers such as fragmentation read it instead of the device model's
 // internals. Nodes built by ExpandPool, NodeFromKube and devices.NewGPUs number their
 // GPUs 0..n-1, so there position equals GPU index (see Overlay.GPUPosition otherwise).
-func (s *Snapshot) GPUFreeMilli(i int) []resources.MilliGPU { return s.nodes[i].gpuFree() }
+func (s *Snapshot) GPUFreeMilli(i int) []resources.MilliGPU { return s.nodes.at(i).gpuFree() }
 
 // GPUFreeMilli returns node i's free milli-GPU per GPU in the overlay (read-only).
 func (o *Overlay) GPUFreeMilli(i int) []resources.MilliGPU { return o.state(i).gpuFree() }

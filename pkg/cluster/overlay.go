@@ -16,9 +16,8 @@ import (
 // An Overlay is not safe for concurrent use; create one per scheduling attempt.
 type Overlay struct {
 	base *Snapshot
-	// over[i] is node i's private state once written; nil means "as in base". The slice
-	// itself is allocated on the first write.
-	over []*nodeState
+	// over holds node i's private state once written; none means "as in base".
+	over overlayStates
 	// pods overrides base.pods: a non-nil entry is assumed, a nil entry is forgotten.
 	pods    map[PodRef]*BoundPod
 	journal []journalEntry
@@ -42,30 +41,29 @@ type Mark int
 func (o *Overlay) Base() *Snapshot { return o.base }
 
 // NumNodes is the number of nodes.
-func (o *Overlay) NumNodes() int { return len(o.base.nodes) }
+func (o *Overlay) NumNodes() int { return o.base.nodes.len() }
 
 // Node returns node i (read-only).
-func (o *Overlay) Node(i int) *Node { return o.base.nodes[i].node }
+func (o *Overlay) Node(i int) *Node { return o.base.nodes.at(i).node }
 
 // NodeIndex returns the index of the named node.
 func (o *Overlay) NodeIndex(name string) (int, bool) { return o.base.NodeIndex(name) }
 
 func (o *Overlay) state(i int) *nodeState {
-	if o.over != nil && o.over[i] != nil {
-		return o.over[i]
+	if st := o.over.get(i); st != nil {
+		return st
 	}
-	return o.base.nodes[i]
+	return o.base.nodes.at(i)
 }
 
 // writable returns node i's private state, copying it on first write.
 func (o *Overlay) writable(i int) *nodeState {
-	if o.over == nil {
-		o.over = make([]*nodeState, len(o.base.nodes))
+	if st := o.over.get(i); st != nil {
+		return st
 	}
-	if o.over[i] == nil {
-		o.over[i] = o.base.nodes[i].clone()
-	}
-	return o.over[i]
+	st := o.base.nodes.at(i).clone()
+	o.over.set(i, o.base.nodes.len(), st)
+	return st
 }
 
 // Free returns node i's free non-GPU resources in the overlay (read-only).
@@ -100,7 +98,7 @@ func (o *Overlay) Devices(i int) *devices.NodeDevices { return o.state(i).device
 func (o *Overlay) PodsOn(i int) []PodRef { return o.state(i).pods }
 
 // Touched reports whether the overlay has written node i.
-func (o *Overlay) Touched(i int) bool { return o.over != nil && o.over[i] != nil }
+func (o *Overlay) Touched(i int) bool { return o.over.get(i) != nil }
 
 // Pod returns a pod bound or assumed in the overlay.
 func (o *Overlay) Pod(ref PodRef) (BoundPod, bool) {
@@ -147,7 +145,7 @@ func (o *Overlay) AssumeAt(pod PodRef, i int, requests resources.Vector, a devic
 	if _, exists := o.Pod(pod); exists {
 		return fmt.Errorf("pod %s: already bound or assumed", pod)
 	}
-	bp := BoundPod{Ref: pod, Node: o.base.nodes[i].node.Name, Requests: requests, Devices: a}
+	bp := BoundPod{Ref: pod, Node: o.base.nodes.at(i).node.Name, Requests: requests, Devices: a}
 	if err := o.add(i, bp); err != nil {
 		return err
 	}
@@ -205,7 +203,7 @@ func (o *Overlay) ChangesSince(m Mark) []Change {
 // shared with the base; touched nodes are copied, so the overlay may keep being used.
 func (o *Overlay) Snapshot() *Snapshot {
 	next := &Snapshot{
-		nodes:      make([]*nodeState, len(o.base.nodes)),
+		nodes:      o.base.nodes.with(o.over.touched, func(i int) *nodeState { return o.over.get(i).clone() }),
 		byName:     o.base.byName,
 		pods:       o.base.pods.with(o.pods), // copies only the shards the overlay changed
 		topologies: o.base.topologies,
@@ -216,17 +214,12 @@ func (o *Overlay) Snapshot() *Snapshot {
 		static:     o.base.static, // same nodes, same static answers
 	}
 	ownTwins := false
-	for i := range o.base.nodes {
-		if o.Touched(i) {
-			next.nodes[i] = o.over[i].clone()
-			if next.twins[i] >= 0 { // written: no longer known to be like its twins
-				if !ownTwins {
-					next.twins, ownTwins = slices.Clone(o.base.twins), true
-				}
-				next.twins[i] = -1
+	for _, i := range o.over.touched {
+		if next.twins[i] >= 0 { // written: no longer known to be like its twins
+			if !ownTwins {
+				next.twins, ownTwins = slices.Clone(o.base.twins), true
 			}
-		} else {
-			next.nodes[i] = o.base.nodes[i]
+			next.twins[i] = -1
 		}
 	}
 	return next

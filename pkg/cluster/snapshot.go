@@ -66,7 +66,7 @@ func (s *nodeState) clone() *nodeState {
 // Node indices (0..NumNodes()-1, in name order) are stable within one snapshot and its
 // overlays; they are the cheap handle the placement hot path uses.
 type Snapshot struct {
-	nodes      []*nodeState
+	nodes      nodeVec
 	byName     map[string]int
 	pods       *podTable          // shared between snapshots, shard by shard
 	freeGPU    resources.MilliGPU // over every node (FreeGPUMilli)
@@ -91,6 +91,7 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 	resolve := map[devices.ModelID]devices.ModelID{} // GPU model names, looked up once
 	gpus := make([][]devices.GPU, len(sorted))
 	empty := make([]bool, len(sorted))
+	states := make([]*nodeState, 0, len(sorted))
 	for i, n := range sorted {
 		if n.Name == "" {
 			return nil, fmt.Errorf("node #%d (%s): metadata.name: must not be empty", i, n.Source)
@@ -102,7 +103,7 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 		var st *nodeState
 		st, gpus[i] = newNodeState(n, resolve)
 		empty[i] = nothingHeld(st, gpus[i])
-		s.nodes = append(s.nodes, st)
+		states = append(states, st)
 		s.freeGPU += st.gpuFreeTotal()
 	}
 	topos, err := normaliseTopologies(topologies)
@@ -110,9 +111,10 @@ func NewSnapshot(nodes []Node, topologies []api.Topology) (*Snapshot, error) {
 		return nil, err
 	}
 	s.topologies = topos
-	s.domains = buildDomains(s.nodes, topos)
-	s.index = buildIndex(s.nodes, gpus, empty)
-	s.twins = buildTwins(s.nodes, gpus, empty)
+	s.nodes = newNodeVec(states)
+	s.domains = buildDomains(states, topos)
+	s.index = buildIndex(states, gpus, empty)
+	s.twins = buildTwins(states, gpus, empty)
 	s.static = &staticMemo{}
 	return s, nil
 }
@@ -145,10 +147,10 @@ func (s *nodeState) mirrorFree() {
 }
 
 // NumNodes is the number of nodes.
-func (s *Snapshot) NumNodes() int { return len(s.nodes) }
+func (s *Snapshot) NumNodes() int { return s.nodes.len() }
 
 // Node returns node i (read-only).
-func (s *Snapshot) Node(i int) *Node { return s.nodes[i].node }
+func (s *Snapshot) Node(i int) *Node { return s.nodes.at(i).node }
 
 // NodeIndex returns the index of the named node.
 func (s *Snapshot) NodeIndex(name string) (int, bool) {
@@ -157,13 +159,13 @@ func (s *Snapshot) NodeIndex(name string) (int, bool) {
 }
 
 // Free returns node i's free non-GPU resources (read-only: do not modify).
-func (s *Snapshot) Free(i int) resources.Vector { return s.nodes[i].free }
+func (s *Snapshot) Free(i int) resources.Vector { return s.nodes.at(i).free }
 
 // Devices returns node i's device accounting (read-only: do not modify; nil without GPUs).
-func (s *Snapshot) Devices(i int) *devices.NodeDevices { return s.nodes[i].devices }
+func (s *Snapshot) Devices(i int) *devices.NodeDevices { return s.nodes.at(i).devices }
 
 // PodsOn returns the pods bound on node i, in bind order (read-only).
-func (s *Snapshot) PodsOn(i int) []PodRef { return s.nodes[i].pods }
+func (s *Snapshot) PodsOn(i int) []PodRef { return s.nodes.at(i).pods }
 
 // Pod returns a bound pod.
 func (s *Snapshot) Pod(ref PodRef) (BoundPod, bool) {
@@ -229,8 +231,8 @@ func (s *Snapshot) WithNode(n Node) (*Snapshot, error) {
 	if n.Name == "" {
 		return nil, fmt.Errorf("node (%s): metadata.name: must not be empty", n.Source)
 	}
-	nodes := make([]Node, 0, len(s.nodes)+1)
-	for _, st := range s.nodes {
+	nodes := make([]Node, 0, s.nodes.len()+1)
+	for _, st := range s.nodes.flat() {
 		if st.node.Name != n.Name {
 			nodes = append(nodes, *st.node)
 		}
@@ -246,11 +248,11 @@ func (s *Snapshot) WithoutNode(name string) (*Snapshot, error) {
 	if !ok {
 		return nil, fmt.Errorf("node %q: not in the snapshot", name)
 	}
-	if len(s.nodes[i].pods) > 0 {
-		return nil, fmt.Errorf("node %q: %d pods still bound (first %s); remove them first", name, len(s.nodes[i].pods), s.nodes[i].pods[0])
+	if pods := s.nodes.at(i).pods; len(pods) > 0 {
+		return nil, fmt.Errorf("node %q: %d pods still bound (first %s); remove them first", name, len(pods), pods[0])
 	}
-	nodes := make([]Node, 0, len(s.nodes))
-	for _, st := range s.nodes {
+	nodes := make([]Node, 0, s.nodes.len())
+	for _, st := range s.nodes.flat() {
 		if st.node.Name != name {
 			nodes = append(nodes, *st.node)
 		}

@@ -30,9 +30,9 @@ func (s *Snapshot) StaticSet(key string, keep func(*Node) bool) *NodeSet {
 		m.sets = map[string]*NodeSet{}
 	}
 	set := &NodeSet{}
-	set.reset(len(s.nodes))
-	for i, st := range s.nodes {
-		if keep(st.node) {
+	set.reset(s.nodes.len())
+	for i := range s.nodes.len() {
+		if keep(s.nodes.at(i).node) {
 			set.add(i)
 		}
 	}

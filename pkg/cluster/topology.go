@@ -176,7 +176,7 @@ func (s *Snapshot) Domains(level string) []Domain {
 	if d, ok := s.domains[level]; ok {
 		return d
 	}
-	return domainsOf(s.nodes, []string{level})
+	return domainsOf(s.nodes.flat(), []string{level})
 }
 
 // SubDomains returns the domains of level restricted to the nodes of parent, dropping

@@ -23,7 +23,7 @@ import (
 // written (it may have pods, or have had them and no longer be like its twins).
 func (o *Overlay) TwinClass(i int) (class int32, ok bool) {
 	c := o.base.twins[i]
-	if c < 0 || (o.over != nil && o.over[i] != nil) {
+	if c < 0 || o.Touched(i) {
 		return -1, false
 	}
 	return c, true

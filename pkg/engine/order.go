@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/heap"
 	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -142,7 +141,7 @@ func (v *visits) add(p Pending) {
 	}
 	v.fetched[p.id()] = true
 	v.place(p)
-	heap.Push(&v.later, keyed{p: p, k: v.k.key(p)})
+	v.later.push(keyed{p: p, k: v.k.key(p)})
 }
 
 // pop is the next workload to visit: the least of the sorted ones, those handed in
@@ -178,10 +177,10 @@ func (v *visits) pop() (Pending, bool) {
 			v.next++
 			return v.sorted[v.next-1], true
 		case fromLater:
-			return heap.Pop(&v.later).(keyed).p, true
+			return v.later.pop().p, true
 		}
 		g := v.gates[from]
-		if p := heap.Pop(&g.heap).(keyed).p; g.pass(p) {
+		if p := g.heap.pop().p; g.pass(p) {
 			v.place(p)
 			return p, true
 		}
@@ -212,7 +211,7 @@ func (v *visits) gate(ps []Pending, pass func(Pending) bool) {
 	for i, p := range ps {
 		g.heap[i] = keyed{p: p, k: v.k.key(p)}
 	}
-	heap.Init(&g.heap)
+	g.heap.init()
 	v.gates = append(v.gates, g)
 }
 
@@ -221,15 +220,56 @@ type keyed struct {
 	k headKey
 }
 
+// keyedHeap is a min-heap of keyed by head key. It is typed rather than a
+// container/heap.Interface: that one boxes every popped value, and a cycle pops
+// thousands of these large structs.
 type keyedHeap []keyed
 
-func (h keyedHeap) Len() int           { return len(h) }
-func (h keyedHeap) Less(i, j int) bool { return h[i].k.less(h[j].k) }
-func (h keyedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *keyedHeap) Push(x any)        { *h = append(*h, x.(keyed)) }
-func (h *keyedHeap) Pop() any {
+func (h keyedHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *keyedHeap) push(x keyed) {
+	*h = append(*h, x)
+	h.up(len(*h) - 1)
+}
+
+func (h *keyedHeap) pop() keyed {
 	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	top, last := old[0], len(old)-1
+	old[0] = old[last]
+	old[last] = keyed{} // drop the references the backing array would keep
+	*h = old[:last]
+	h.down(0)
+	return top
+}
+
+func (h keyedHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h[i].k.less(h[parent].k) {
+			return
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func (h keyedHeap) down(i int) {
+	for {
+		least, l := i, 2*i+1
+		if l < len(h) && h[l].k.less(h[least].k) {
+			least = l
+		}
+		if r := l + 1; r < len(h) && h[r].k.less(h[least].k) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
 }

@@ -61,7 +61,7 @@ func (s *Scheduler) quotaSeekersInput() []Pending {
 		e.seeking = false
 	}
 	s.seeking = s.seeking[:0]
-	var out []Pending
+	out := s.seekerBuf[:0] // the cycle copies them into its order; reused next cycle
 	for _, e := range s.quotaSeekers {
 		if e.park != ParkedQuota || e.phase != phasePending {
 			continue // woken or moved since it was found
@@ -75,5 +75,6 @@ func (s *Scheduler) quotaSeekersInput() []Pending {
 		out = append(out, s.pendingOf(e))
 	}
 	s.quotaSeekers = s.quotaSeekers[:0]
+	s.seekerBuf = out
 	return out
 }

@@ -65,6 +65,7 @@ type Scheduler struct {
 	// quotaSeekers are the quota-parked workloads a wake found for the next cycle, and
 	// seeking those handed to the last cycle (quota_seekers.go).
 	quotaSeekers, seeking []*entry
+	seekerBuf             []Pending // the cycles' scratch for Input.QuotaSeekers
 	rng                   *rand.Rand
 	seed                  int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
 	parked                parkedIndex

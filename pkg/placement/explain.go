@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -28,12 +29,13 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	// The nodes of the snapshot's static set pass the static checks: only the others
 	// are asked them again, for their reasons.
 	static := staticSet(p.ov, p.req)
+	var scratch []Rejection // reused node to node: only the nearest miss keeps a copy
 	for i := 0; i < p.ov.NumNodes(); i++ {
 		if nodes != nil && !in[i] {
 			t.add(Rejection{Reason: ReasonTopology, Subject: "outside the candidate domain"})
 			continue
 		}
-		var rej []Rejection
+		rej := scratch[:0]
 		if !static.Has(i) {
 			rej = staticCheck(p.ov.Node(i), p.req, true, nil)
 		}
@@ -42,13 +44,14 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 		} else {
 			_, rej = resourceCheck(p.ov, i, p.req, true, rej)
 		}
+		scratch = rej
 		if len(rej) == 0 {
 			d.FitNodes++
 			continue
 		}
 		t.add(rej[0])
 		if near == nil || len(rej) < len(near.Rejections) {
-			near = &NearMiss{Node: p.ov.Node(i).Name, Rejections: rej}
+			near = &NearMiss{Node: p.ov.Node(i).Name, Rejections: slices.Clone(rej)}
 		}
 	}
 	d.Counts, d.NearMiss = t.sorted(), near

@@ -247,8 +247,8 @@ func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, 
 // groupSorted groups a list sorted by EndsBefore: workloads without an end first (in
 // ID order), then one group per end time; an end in the past counts as now (the
 // workload is overdue and about to be stopped). The groups share rs's backing array
-// except the overdue one.
-func groupSorted(rs []Running, now time.Time) ([]endGroup, []api.WorkloadID) {
+// except the overdue one; groups' backing array is reused for the result.
+func groupSorted(rs []Running, now time.Time, groups []endGroup) ([]endGroup, []api.WorkloadID) {
 	b := 0 // unbounded ends are zero: they sort first, in ID order
 	for b < len(rs) && rs[b].ExpectedEnd.IsZero() {
 		b++
@@ -257,7 +257,7 @@ func groupSorted(rs []Running, now time.Time) ([]endGroup, []api.WorkloadID) {
 	for i := range unbounded {
 		unbounded[i] = rs[i].ID
 	}
-	var groups []endGroup
+	groups = groups[:0]
 	o := b
 	for o < len(rs) && !rs[o].ExpectedEnd.After(now) {
 		o++

@@ -237,7 +237,7 @@ func (c runningChecker) invalid(i int, x Running) error {
 // now).
 func (r *RunningByEnd) groupsFor(now time.Time) ([]endGroup, []api.WorkloadID) {
 	if !r.grouped || !r.groupsNow.Equal(now) {
-		r.groups, r.unbounded = groupSorted(r.list, now)
+		r.groups, r.unbounded = groupSorted(r.list, now, r.groups) // the last cycle's groups are done with
 		r.groupsNow, r.grouped = now, true
 	}
 	return r.groups, r.unbounded

@@ -21,7 +21,7 @@ const (
 // rejected), every binding belongs to an admitted workload and every admission has
 // bindings, no device is bound twice within the plan, and grace periods are not negative.
 func (p *Plan) Validate() error {
-	decided := map[api.WorkloadID]decision{}
+	decided := make(map[api.WorkloadID]decision, len(p.Admissions)+len(p.Reservations)+len(p.Rejections))
 	mark := func(id api.WorkloadID, what decision) error {
 		if id == "" {
 			return fmt.Errorf("plan cycle %d: %s with an empty workload ID", p.Cycle, what)
