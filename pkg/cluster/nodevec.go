@@ -1,5 +1,7 @@
 package cluster
 
+import "sync/atomic"
+
 // Node states live in fixed-size chunks so that a snapshot made from an overlay copies
 // only the chunks the overlay wrote. A commit that binds a few pods on a fleet of 10,000
 // nodes then copies a few hundred pointers instead of ten thousand, and the garbage
@@ -10,32 +12,41 @@ const (
 	chunkMask = chunkSize - 1
 )
 
-type nodeChunk [chunkSize]*nodeState
+// nodeChunk is a block of node states with its generation: a chunk's states never
+// change once it is in a snapshot, and a chunk with other states gets a new generation.
+type nodeChunk struct {
+	gen uint64
+	s   [chunkSize]*nodeState
+}
+
+// lineage numbers the chunks of a snapshot and of every snapshot derived from it.
+type lineage struct{ gens atomic.Uint64 }
 
 // nodeVec is an immutable vector of node states; snapshots share its chunks.
 type nodeVec struct {
 	chunks []*nodeChunk
 	n      int
+	lin    *lineage
 }
 
 func newNodeVec(states []*nodeState) nodeVec {
-	v := nodeVec{chunks: make([]*nodeChunk, (len(states)+chunkMask)>>chunkBits), n: len(states)}
+	v := nodeVec{chunks: make([]*nodeChunk, (len(states)+chunkMask)>>chunkBits), n: len(states), lin: &lineage{}}
 	for c := range v.chunks {
-		v.chunks[c] = new(nodeChunk)
-		copy(v.chunks[c][:], states[c<<chunkBits:])
+		v.chunks[c] = &nodeChunk{gen: v.lin.gens.Add(1)}
+		copy(v.chunks[c].s[:], states[c<<chunkBits:])
 	}
 	return v
 }
 
 func (v nodeVec) len() int { return v.n }
 
-func (v nodeVec) at(i int) *nodeState { return v.chunks[i>>chunkBits][i&chunkMask] }
+func (v nodeVec) at(i int) *nodeState { return v.chunks[i>>chunkBits].s[i&chunkMask] }
 
 // flat lists the states in order (a new slice: for builders that run once per node set).
 func (v nodeVec) flat() []*nodeState {
 	out := make([]*nodeState, 0, v.n)
 	for _, c := range v.chunks {
-		out = append(out, c[:min(chunkSize, v.n-len(out))]...)
+		out = append(out, c.s[:min(chunkSize, v.n-len(out))]...)
 	}
 	return out
 }
@@ -46,15 +57,16 @@ func (v nodeVec) with(indices []int32, state func(int) *nodeState) nodeVec {
 	if len(indices) == 0 {
 		return v
 	}
-	out := nodeVec{chunks: make([]*nodeChunk, len(v.chunks)), n: v.n}
+	out := nodeVec{chunks: make([]*nodeChunk, len(v.chunks)), n: v.n, lin: v.lin}
 	copy(out.chunks, v.chunks)
 	for _, i := range indices {
 		c := i >> chunkBits
 		if out.chunks[c] == v.chunks[c] {
 			cp := *v.chunks[c]
+			cp.gen = v.lin.gens.Add(1)
 			out.chunks[c] = &cp
 		}
-		out.chunks[c][i&chunkMask] = state(int(i))
+		out.chunks[c].s[i&chunkMask] = state(int(i))
 	}
 	return out
 }
@@ -72,7 +84,7 @@ func (o *overlayStates) get(i int) *nodeState {
 		return nil
 	}
 	if c := o.chunks[i>>chunkBits]; c != nil {
-		return c[i&chunkMask]
+		return c.s[i&chunkMask]
 	}
 	return nil
 }
@@ -87,6 +99,30 @@ func (o *overlayStates) set(i, total int, st *nodeState) {
 		c = new(nodeChunk)
 		o.chunks[i>>chunkBits] = c
 	}
-	c[i&chunkMask] = st
+	c.s[i&chunkMask] = st
 	o.touched = append(o.touched, int32(i))
+}
+
+// BlockSize is how many nodes (by index) share a block: block b holds nodes
+// b*BlockSize up to the next block.
+const BlockSize = chunkSize
+
+// BlockStamp identifies the states of a block's nodes: two equal stamps mean the same
+// states, so per-node answers computed from one hold for the other. It holds no states
+// (a memo of stamps keeps no old snapshot alive).
+type BlockStamp struct {
+	lin *lineage
+	gen uint64
+}
+
+// Blocks is the number of node blocks.
+func (o *Overlay) Blocks() int { return len(o.base.nodes.chunks) }
+
+// BlockStamp is block b's stamp as the overlay reads it; ok is false when the overlay
+// has written a node of the block (those states are its own and change as it works).
+func (o *Overlay) BlockStamp(b int) (stamp BlockStamp, ok bool) {
+	if o.over.chunks != nil && o.over.chunks[b] != nil {
+		return BlockStamp{}, false
+	}
+	return BlockStamp{lin: o.base.nodes.lin, gen: o.base.nodes.chunks[b].gen}, true
 }

@@ -137,8 +137,12 @@ func (s *Scheduler) wakeForCapacity(w World) {
 // class that the cycle can follow (followers.go) only the first member is handed; the
 // rest wait in their class, in order, for the cycle (s.chains).
 func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
-	var woken []*entry
-	fits := map[int32]bool{}
+	woken := s.wakeBuf[:0] // scratch: seekQuota keeps the entries, not the slice
+	if s.quotaFits == nil {
+		s.quotaFits = map[int32]bool{}
+	}
+	fits := s.quotaFits
+	clear(fits)
 	for class, members := range s.parked.quotaByRoot[root] {
 		head := members.first()
 		if head == nil || !s.mayGetQuota(head, q, fits) {
@@ -158,6 +162,7 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 		}
 	}
 	s.seekQuota(woken)
+	s.wakeBuf = woken
 }
 
 // preemptsOnNodes reports whether the cycle may look for victims on the nodes for e.

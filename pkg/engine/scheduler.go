@@ -66,9 +66,12 @@ type Scheduler struct {
 	// seeking those handed to the last cycle (quota_seekers.go).
 	quotaSeekers, seeking []*entry
 	seekerBuf             []Pending // the cycles' scratch for Input.QuotaSeekers
-	rng                   *rand.Rand
-	seed                  int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
-	parked                parkedIndex
+	// wakeBuf and quotaFits are wakeQuotaParked's scratch.
+	wakeBuf   []*entry
+	quotaFits map[int32]bool
+	rng       *rand.Rand
+	seed      int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
+	parked    parkedIndex
 	// quotaClasses numbers the quota classes of the workloads submitted.
 	quotaClasses map[quotaClass]int32
 	// seekers are the slot seekers by class, and seekIters the cycle's walks over

@@ -99,10 +99,7 @@ func (t *tally) add(r Rejection) {
 	if t.by == nil {
 		t.by = map[tallyKey]*ReasonCount{}
 	}
-	k := tallyKey{reason: r.Reason, resource: r.Resource}
-	if r.Resource == "" {
-		k.subject = r.Subject
-	}
+	k := tallyKeyOf(r)
 	if c, ok := t.by[k]; ok {
 		c.Nodes++
 		return
@@ -110,16 +107,31 @@ func (t *tally) add(r Rejection) {
 	t.by[k] = &ReasonCount{Key: r.Key(), Example: r, Nodes: 1}
 }
 
+// tallyKeyOf is what r is counted under: its reason and resource, or its subject
+// when it names no resource.
+func tallyKeyOf(r Rejection) tallyKey {
+	k := tallyKey{reason: r.Reason, resource: r.Resource}
+	if r.Resource == "" {
+		k.subject = r.Subject
+	}
+	return k
+}
+
 func (t *tally) sorted() []ReasonCount {
 	out := make([]ReasonCount, 0, len(t.by))
 	for _, c := range t.by {
 		out = append(out, *c)
 	}
+	sortCounts(out)
+	return out
+}
+
+// sortCounts orders reasons by nodes, most first, then by key.
+func sortCounts(out []ReasonCount) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Nodes != out[j].Nodes {
 			return out[i].Nodes > out[j].Nodes
 		}
 		return out[i].Key < out[j].Key
 	})
-	return out
 }

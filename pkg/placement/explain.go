@@ -16,18 +16,17 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	if p.quiet {
 		return d
 	}
+	if nodes == nil && p.fits != nil {
+		p.diagnoseAll(d, p.fits.diagMemoFor(p.ov, p.req))
+		return d
+	}
 	var t tally
 	in := make(map[int]bool, len(nodes))
 	for _, i := range nodes {
 		in[i] = true
 	}
 	var near *NearMiss
-	var fits []fitEntry
-	if p.fits != nil && !p.req.GPU.IsZero() {
-		fits = p.fits.shape(p.ov, fitKeyOf(p.req.GPU))
-	}
-	// The nodes of the snapshot's static set pass the static checks: only the others
-	// are asked them again, for their reasons.
+	fits := p.fitsFor()
 	static := staticSet(p.ov, p.req)
 	var scratch []Rejection // reused node to node: only the nearest miss keeps a copy
 	for i := 0; i < p.ov.NumNodes(); i++ {
@@ -35,15 +34,7 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 			t.add(Rejection{Reason: ReasonTopology, Subject: "outside the candidate domain"})
 			continue
 		}
-		rej := scratch[:0]
-		if !static.Has(i) {
-			rej = staticCheck(p.ov.Node(i), p.req, true, nil)
-		}
-		if fits != nil {
-			_, rej = resourceCheckWith(p.ov, i, p.req, true, rej, &fits[i])
-		} else {
-			_, rej = resourceCheck(p.ov, i, p.req, true, rej)
-		}
+		rej := p.rejectionsAt(i, static, fits, scratch[:0])
 		scratch = rej
 		if len(rej) == 0 {
 			d.FitNodes++
@@ -56,6 +47,29 @@ func (p *setPlacer) diagnose(nodes []int) *Diagnosis {
 	}
 	d.Counts, d.NearMiss = t.sorted(), near
 	return d
+}
+
+// fitsFor is the fit cache's entries for the request's GPU shape (nil without a cache
+// or a GPU request).
+func (p *setPlacer) fitsFor() []fitEntry {
+	if p.fits != nil && !p.req.GPU.IsZero() {
+		return p.fits.shape(p.ov, fitKeyOf(p.req.GPU))
+	}
+	return nil
+}
+
+// rejectionsAt appends every reason the set's next pod does not fit node i to rej (the
+// nodes of the static set pass the static checks: only the others are asked them).
+func (p *setPlacer) rejectionsAt(i int, static *cluster.NodeSet, fits []fitEntry, rej []Rejection) []Rejection {
+	if !static.Has(i) {
+		rej = staticCheck(p.ov.Node(i), p.req, true, rej)
+	}
+	if fits != nil {
+		_, rej = resourceCheckWith(p.ov, i, p.req, true, rej, &fits[i])
+	} else {
+		_, rej = resourceCheck(p.ov, i, p.req, true, rej)
+	}
+	return rej
 }
 
 // CheckPodOnNodeAt is CheckPodOnNode by node index.

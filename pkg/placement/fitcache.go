@@ -26,6 +26,10 @@ type FitCache struct {
 	// thousands of candidates allocates them once per cache, not once per pod set.
 	slots  []slot
 	scores []int64
+	// cand is newChooser's candidate set, kept for the next one.
+	cand cluster.NodeSet
+	// diags are the diagnosis memos by shape (diagnosis_memo.go).
+	diags map[string]*diagMemo
 }
 
 // lend hands c the cache's buffers (nil cache: fresh ones), with room for n candidates.

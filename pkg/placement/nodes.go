@@ -61,8 +61,12 @@ func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []Wei
 	if fits != nil && !req.GPU.IsZero() {
 		c.fits = fits.shape(ov, fitKeyOf(req.GPU))
 	}
-	var cand cluster.NodeSet
-	candidates(ov, req, true, &cand)
+	var local cluster.NodeSet
+	cand := &local
+	if fits != nil {
+		cand = &fits.cand // the cache's scratch: read only here
+	}
+	candidates(ov, req, true, cand)
 	if nodes == nil {
 		fits.lend(c, cand.Len())
 		for i := cand.Next(0); i >= 0; i = cand.Next(i + 1) {

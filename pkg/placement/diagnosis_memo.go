@@ -1,0 +1,110 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gantry-sched/gantry/pkg/cluster"
+)
+
+// A full diagnosis checks every node of the fleet, and at 10,000 nodes a scheduler
+// diagnoses the same few shapes cycle after cycle while only the nodes its commits
+// touched changed. diagMemo keeps one shape's answer per node (fits, or the key of its
+// first rejection and how many it has) with the stamps of the node blocks the answers
+// were read from; a diagnosis re-checks only the blocks whose stamp moved. Each reason's
+// example and the nearest miss are checked again on their node, so the result is the
+// one a full scan gives.
+type diagMemo struct {
+	stamps []cluster.BlockStamp
+	valid  []bool
+	first  []uint16 // per node: 0 fits, else 1 + the index in keys of its first rejection
+	count  []uint16 // per node: how many rejections it has (saturating)
+	keys   []tallyKey
+	keyIdx map[tallyKey]uint16
+}
+
+// maxDiagMemos bounds the memos kept (past it they start over), and maxDiagKeys the
+// distinct first reasons one memo numbers.
+const (
+	maxDiagMemos = 64
+	maxDiagKeys  = 1 << 12
+)
+
+// diagMemoFor is the memo of req's shape, sized for ov (a new one when the cluster's
+// size changed or the memo numbered too many reasons).
+func (c *FitCache) diagMemoFor(ov *cluster.Overlay, req *PodRequest) *diagMemo {
+	key := fmt.Sprintf("%s|%s|%v", req.static, req.Requests, fitKeyOf(req.GPU))
+	if c.diags == nil || len(c.diags) > maxDiagMemos {
+		c.diags = map[string]*diagMemo{}
+	}
+	m := c.diags[key]
+	if m == nil || len(m.first) != ov.NumNodes() || len(m.stamps) != ov.Blocks() || len(m.keys) > maxDiagKeys {
+		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()), valid: make([]bool, ov.Blocks()),
+			first: make([]uint16, ov.NumNodes()), count: make([]uint16, ov.NumNodes()), keyIdx: map[tallyKey]uint16{}}
+		c.diags[key] = m
+	}
+	return m
+}
+
+// record files node i's rejections.
+func (m *diagMemo) record(i int, rej []Rejection) {
+	if len(rej) == 0 {
+		m.first[i], m.count[i] = 0, 0
+		return
+	}
+	k := tallyKeyOf(rej[0])
+	idx, ok := m.keyIdx[k]
+	if !ok {
+		m.keys = append(m.keys, k)
+		idx = uint16(len(m.keys))
+		m.keyIdx[k] = idx
+	}
+	m.first[i], m.count[i] = idx, uint16(min(len(rej), 1<<16-1))
+}
+
+// diagnoseAll is diagnose over every node with the memo m: the blocks whose stamp moved
+// are checked again, then the counts are read off the memo.
+func (p *setPlacer) diagnoseAll(d *Diagnosis, m *diagMemo) {
+	n := p.ov.NumNodes()
+	fits := p.fitsFor()
+	static := staticSet(p.ov, p.req)
+	var scratch []Rejection
+	for b := range p.ov.Blocks() {
+		stamp, ok := p.ov.BlockStamp(b)
+		if ok && m.valid[b] && m.stamps[b] == stamp {
+			continue
+		}
+		for i := b * cluster.BlockSize; i < min(n, (b+1)*cluster.BlockSize); i++ {
+			scratch = p.rejectionsAt(i, static, fits, scratch[:0])
+			m.record(i, scratch)
+		}
+		m.stamps[b], m.valid[b] = stamp, ok
+	}
+	nodes := make([]int, len(m.keys)+1)   // per key: nodes it is first on
+	firstAt := make([]int, len(m.keys)+1) // per key: the first such node
+	near := -1
+	for i := range n {
+		k := m.first[i]
+		if k == 0 {
+			d.FitNodes++
+			continue
+		}
+		if nodes[k] == 0 {
+			firstAt[k] = i
+		}
+		nodes[k]++
+		if near < 0 || m.count[i] < m.count[near] {
+			near = i
+		}
+	}
+	for k := 1; k < len(nodes); k++ {
+		if nodes[k] > 0 {
+			ex := p.rejectionsAt(firstAt[k], static, fits, scratch[:0])[0]
+			d.Counts = append(d.Counts, ReasonCount{Key: ex.Key(), Example: ex, Nodes: nodes[k]})
+		}
+	}
+	sortCounts(d.Counts)
+	if near >= 0 {
+		d.NearMiss = &NearMiss{Node: p.ov.Node(near).Name, Rejections: slices.Clone(p.rejectionsAt(near, static, fits, scratch[:0]))}
+	}
+}
