@@ -81,7 +81,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c.countFreeGPU()
 	c.visits = newVisits(in.Pending, newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers)))
 	c.visits.seekers = c.newSeekerClasses(in.SlotSeekers)
-	c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass())
+	e.gateBuf = c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass(), e.gateBuf)
 	c.pos = c.visits.pos
 	for i := 0; ; i++ {
 		p, ok := c.visits.pop()

@@ -63,6 +63,9 @@ func (c Config) reservationDepth() int {
 type Engine struct {
 	cfg    Config
 	placer Placer
+	// gateBuf is the last cycle's gated heap, reused by the next (an engine runs one
+	// cycle at a time: its placer's fit cache already requires that).
+	gateBuf keyedHeap
 }
 
 // New returns an engine; placer must not be nil.

@@ -203,16 +203,18 @@ type gated struct {
 }
 
 // gate adds ps as a gated source.
-func (v *visits) gate(ps []Pending, pass func(Pending) bool) {
+// The heap is built in buf's memory, and that memory is returned for the next cycle.
+func (v *visits) gate(ps []Pending, pass func(Pending) bool, buf keyedHeap) keyedHeap {
 	if len(ps) == 0 {
-		return
+		return buf
 	}
-	g := &gated{heap: make(keyedHeap, len(ps)), pass: pass}
-	for i, p := range ps {
-		g.heap[i] = keyed{p: p, k: v.k.key(p)}
+	g := &gated{heap: buf[:0], pass: pass}
+	for _, p := range ps {
+		g.heap = append(g.heap, keyed{p: p, k: v.k.key(p)})
 	}
 	g.heap.init()
 	v.gates = append(v.gates, g)
+	return g.heap[:0]
 }
 
 type keyed struct {

@@ -54,8 +54,8 @@ func (p *Plan) Validate() error {
 }
 
 func (p *Plan) validateBindings(decided map[api.WorkloadID]decision) error {
-	bound := map[api.WorkloadID]bool{}
-	used := map[string]string{} // node + "/" + device ID -> pod
+	bound := make(map[api.WorkloadID]bool, len(p.Admissions))
+	used := make(map[string]string, len(p.Bindings)) // node + "/" + device ID -> pod
 	for _, b := range p.Bindings {
 		if decided[b.Workload] != decAdmitted {
 			return fmt.Errorf("plan cycle %d: binding of pod %s to node %s: workload %s is not admitted in this plan",
