@@ -87,7 +87,7 @@ func (s *Simulator) workloadsOn(nodes []string) []*wlState {
 		set[n] = true
 	}
 	var out []*wlState
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		st := s.wls[id]
 		if st.phase != plan.Running && st.phase != plan.Preempting {
 			continue

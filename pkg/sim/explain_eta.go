@@ -19,7 +19,7 @@ func (s *Simulator) quotaETA(st *wlState) (*Seconds, string) {
 	}
 	root := s.sched.RootOf(st.clusterQueue)
 	var ends []ending
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		r := s.wls[id]
 		if (r.phase != plan.Running && r.phase != plan.Preempting) || s.sched.RootOf(r.clusterQueue) != root {
 			continue

@@ -508,7 +508,7 @@ func (c *invariantChecker) checkQuotaUsage() error {
 	s := c.s
 	want := map[quotaCell]resources.Amount{}
 	holding := 0
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		st := s.wls[id]
 		if !holdsPods(st.phase) {
 			continue
@@ -677,11 +677,15 @@ func (c *invariantChecker) checkAdmission(id api.WorkloadID) error {
 func (c *invariantChecker) checkLifecycle() error {
 	s := c.s
 	live := map[api.WorkloadID]bool{}
-	for i, id := range s.live {
-		if live[id] || (i > 0 && s.live[i-1] >= id) {
-			return fmt.Errorf("live list not sorted or has %s twice: %v", id, s.live)
+	var prev api.WorkloadID
+	for id := range s.live.all() {
+		if live[id] || (prev != "" && prev >= id) {
+			return fmt.Errorf("live list not sorted or has %s twice: %v", id, s.live.ids)
 		}
-		live[id] = true
+		live[id], prev = true, id
+	}
+	if gone := len(s.live.ids) - len(live); gone != s.live.dead {
+		return fmt.Errorf("live list counts %d dropped entries, holds %d", s.live.dead, gone)
 	}
 	for _, id := range s.order {
 		st := s.wls[id]
@@ -783,7 +787,7 @@ func (c *invariantChecker) checkLogTotals() error {
 // model's submitted pending and running or noticed workloads.
 func (c *invariantChecker) checkSampleCounts(cs ClusterState) error {
 	pending, running := 0, 0
-	for _, id := range c.s.live {
+	for id := range c.s.live.all() {
 		switch st := c.s.wls[id]; {
 		case st.phase == plan.Pending:
 			pending++

@@ -262,15 +262,16 @@ const (
 func (s *Simulator) rebuildScheduler(r restoredState, fault restoreFault) (*engine.Scheduler, error) {
 	objs := *s.objs // the ClusterQueues as quota changes left them (s.cqs points into them)
 	objs.Workloads = nil
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		objs.Workloads = append(objs.Workloads, *s.wls[id].w)
 	}
 	ns, err := engine.Build(&objs, s.opts.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("restart: %w", err)
 	}
-	for i, id := range s.live {
-		if i == 0 && fault == faultFirstLost {
+	i := -1
+	for id := range s.live.all() {
+		if i++; i == 0 && fault == faultFirstLost {
 			continue
 		}
 		st := s.wls[id]
@@ -436,7 +437,7 @@ func (r *invSim) restart() error {
 func (r restoredState) counts(s *Simulator) restoreCounts {
 	c := restoreCounts{leaving: len(r.leaving), waits: len(r.nominated), reservations: len(r.reservations),
 		dropped: len(r.dropped), history: len(r.history)}
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		if holdsPods(s.wls[id].phase) {
 			c.running++
 		} else {
@@ -534,7 +535,7 @@ func restoredPending(id api.WorkloadID, old, now *engine.Scheduler, r restoredSt
 // with one is pending to the scheduler: it would be admitted twice.
 func (c *invariantChecker) checkAfterRestart() error {
 	s := c.s
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		st := s.wls[id]
 		_, rejected := s.sched.LastRejection(id)
 		_, reserved := s.sched.Reservation(id)

@@ -47,7 +47,7 @@ func (s *Simulator) State() ClusterState {
 	}
 	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
 	out.Queues = s.queueStates()
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		if st := s.wls[id]; classOf(st) == classPending {
 			out.Pending = append(out.Pending, pendingShapes(st)...)
 		}
@@ -113,7 +113,7 @@ func addAllocation(m map[int]resources.MilliGPU, a devices.Assignment) {
 func (s *Simulator) queueStates() []QueueState {
 	// Count pending and running per ClusterQueue in one pass over the live workloads.
 	pending, running := map[string]int{}, map[string]int{}
-	for _, id := range s.live {
+	for id := range s.live.all() {
 		st := s.wls[id]
 		switch classOf(st) {
 		case classPending:

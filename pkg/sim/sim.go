@@ -49,7 +49,7 @@ type Simulator struct {
 	quota   *admission.Quota
 	wls     map[api.WorkloadID]*wlState
 	order   []api.WorkloadID // workload IDs sorted, for deterministic iteration
-	live    []api.WorkloadID // submitted, unfinished workloads, sorted (live.go)
+	live    liveList         // submitted, unfinished workloads, sorted (live.go)
 	cqs     map[string]*api.ClusterQueue
 	log     []EventRecord
 	dirty   bool
