@@ -11,8 +11,10 @@
 // configured alike (Overlay.TwinClass), so that one of them can be evaluated for all.
 // The index is kept current by every assume, forget and undo, and costs a new overlay
 // nothing until it writes. A snapshot made from an overlay shares what the overlay did
-// not change: untouched node states, the shards of the pod table it did not write
-// (podtable.go), and carries the fleet's free milli-GPU forward instead of recounting it.
+// not change: the blocks of node states it did not write (nodevec.go), the shards of the
+// pod table it did not write (podtable.go), and carries the fleet's free milli-GPU forward
+// instead of recounting it. Each block has a generation (Overlay.BlockStamp), so a memo
+// of per-node answers can tell which blocks changed since it was filled.
 //
 // Everything here is pure: no I/O, no clocks, no randomness. GPU accounting itself is
 // delegated to pkg/devices; this package only decides which NodeDevices a node has and

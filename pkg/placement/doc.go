@@ -12,7 +12,9 @@
 // those passing the static checks, and a class of idle twin nodes is evaluated once
 // (candidates.go); the candidates, their order, their scores and the random tie draws
 // are exactly those of a scan of every node, so decisions do not depend on the index.
-// A Diagnosis still checks every node.
+// A Diagnosis counts every node; with a FitCache it re-checks only the node blocks that
+// changed since the same pod shape was last diagnosed (diagnosis_memo.go), with the same
+// result as a full scan.
 //
 // Everything works on a *cluster.Overlay: a successful placement leaves its pods assumed
 // there, a failed one leaves the overlay exactly as it was. Randomness (tie breaks) comes
