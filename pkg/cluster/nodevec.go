@@ -109,7 +109,7 @@ const BlockSize = chunkSize
 
 // BlockStamp identifies the states of a block's nodes: two equal stamps mean the same
 // states, so per-node answers computed from one hold for the other. It holds no states
-// (a memo of stamps keeps no old snapshot alive).
+// (a memo of stamps keeps no old snapshot alive). The zero stamp matches no block's.
 type BlockStamp struct {
 	lin *lineage
 	gen uint64

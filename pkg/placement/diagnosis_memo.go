@@ -15,8 +15,9 @@ import (
 // example and the nearest miss are checked again on their node, so the result is the
 // one a full scan gives.
 type diagMemo struct {
+	// stamps are the blocks' stamps as read; the zero stamp (a block the overlay had
+	// written, or none read yet) matches no block.
 	stamps []cluster.BlockStamp
-	valid  []bool
 	first  []uint16 // per node: 0 fits, else 1 + the index in keys of its first rejection
 	count  []uint16 // per node: how many rejections it has (saturating)
 	keys   []tallyKey
@@ -39,7 +40,7 @@ func (c *FitCache) diagMemoFor(ov *cluster.Overlay, req *PodRequest) *diagMemo {
 	}
 	m := c.diags[key]
 	if m == nil || len(m.first) != ov.NumNodes() || len(m.stamps) != ov.Blocks() || len(m.keys) > maxDiagKeys {
-		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()), valid: make([]bool, ov.Blocks()),
+		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()),
 			first: make([]uint16, ov.NumNodes()), count: make([]uint16, ov.NumNodes()), keyIdx: map[tallyKey]uint16{}}
 		c.diags[key] = m
 	}
@@ -71,14 +72,14 @@ func (p *setPlacer) diagnoseAll(d *Diagnosis, m *diagMemo) {
 	var scratch []Rejection
 	for b := range p.ov.Blocks() {
 		stamp, ok := p.ov.BlockStamp(b)
-		if ok && m.valid[b] && m.stamps[b] == stamp {
+		if ok && m.stamps[b] == stamp {
 			continue
 		}
 		for i := b * cluster.BlockSize; i < min(n, (b+1)*cluster.BlockSize); i++ {
 			scratch = p.rejectionsAt(i, static, fits, scratch[:0])
 			m.record(i, scratch)
 		}
-		m.stamps[b], m.valid[b] = stamp, ok
+		m.stamps[b] = stamp // zero when !ok
 	}
 	nodes := make([]int, len(m.keys)+1)   // per key: nodes it is first on
 	firstAt := make([]int, len(m.keys)+1) // per key: the first such node

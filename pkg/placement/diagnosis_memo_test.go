@@ -71,7 +71,7 @@ func reusableBlocks(ov *cluster.Overlay, c *FitCache) int {
 	n := 0
 	for _, m := range c.diags {
 		for b := range min(ov.Blocks(), len(m.stamps)) {
-			if s, ok := ov.BlockStamp(b); ok && m.valid[b] && m.stamps[b] == s {
+			if s, ok := ov.BlockStamp(b); ok && m.stamps[b] == s {
 				n++
 			}
 		}
