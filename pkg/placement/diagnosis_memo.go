@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -34,7 +33,7 @@ const (
 // diagMemoFor is the memo of req's shape, sized for ov (a new one when the cluster's
 // size changed or the memo numbered too many reasons).
 func (c *FitCache) diagMemoFor(ov *cluster.Overlay, req *PodRequest) *diagMemo {
-	key := fmt.Sprintf("%s|%s|%v", req.static, req.Requests, fitKeyOf(req.GPU))
+	key := req.shapeKey()
 	if c.diags == nil || len(c.diags) > maxDiagMemos {
 		c.diags = map[string]*diagMemo{}
 	}

@@ -30,6 +30,10 @@ type FitCache struct {
 	cand cluster.NodeSet
 	// diags are the diagnosis memos by shape (diagnosis_memo.go).
 	diags map[string]*diagMemo
+	// verdicts are the verdict memos by shape (score_memo.go), several per shape when
+	// queues score differently; nScoreMemos counts them.
+	verdicts    map[string][]*scoreMemo
+	nScoreMemos int
 }
 
 // lend hands c the cache's buffers (nil cache: fresh ones), with room for n candidates.

@@ -46,6 +46,9 @@ type chooser struct {
 	// slot of its first node, or -1 when that node failed the pre-filter: the other
 	// twins get the same answer without being evaluated (see cluster.Overlay.TwinClass).
 	twins map[int32]int
+	// memo, with a FitCache and built-in scorers, remembers verdicts per node across
+	// choosers of the same shape (score_memo.go).
+	memo *scoreMemo
 }
 
 // noSlot is the score best reads for a slot that does not fit.
@@ -60,6 +63,9 @@ func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []Wei
 	}
 	if fits != nil && !req.GPU.IsZero() {
 		c.fits = fits.shape(ov, fitKeyOf(req.GPU))
+	}
+	if fits != nil {
+		c.memo = fits.scoreMemoFor(ov, req, scorers)
 	}
 	var local cluster.NodeSet
 	cand := &local
@@ -106,11 +112,11 @@ func (c *chooser) add(i int) {
 		}
 	}
 	k := -1
-	if cheapFits(c.ov, i, c.req) {
+	if v := c.verdictAt(i); v.kind != verdictFiltered {
 		c.slots = append(c.slots, slot{node: int32(i)})
 		c.scores = append(c.scores, noSlot)
 		k = len(c.slots) - 1
-		c.eval(k)
+		c.apply(k, v)
 	}
 	if twin {
 		c.twins[class] = k
@@ -146,27 +152,57 @@ func (c *chooser) drop(k int) {
 }
 
 // eval recomputes slot k against the overlay's current state.
-func (c *chooser) eval(k int) {
-	var scratch [4]Rejection
+func (c *chooser) eval(k int) { c.apply(k, c.verdictAt(c.slots[k].at())) }
+
+// apply records verdict v in slot k.
+func (c *chooser) apply(k int, v verdict) {
 	s := &c.slots[k]
-	i := s.at()
 	c.drop(k)
-	c.setAssign(k, devices.Assignment{})
-	if !cheapFits(c.ov, i, c.req) || len(nonGPUCheck(c.ov, i, c.req, false, scratch[:0])) > 0 {
-		return
+	c.setAssign(k, v.assign)
+	switch v.kind {
+	case verdictPredicted, verdictFits:
+		s.ok, s.predicted = true, v.kind == verdictPredicted
+		c.scores[k] = v.score
+	}
+}
+
+// verdictAt is node i's verdict: from the memo when the node has not changed since it
+// was judged for this shape, else judged now (and remembered).
+func (c *chooser) verdictAt(i int) verdict {
+	if c.memo == nil {
+		return c.judge(i)
+	}
+	e := &c.memo.at[i]
+	if st := c.ov.Stamp(i); e.stamp != st {
+		v := c.judge(i)
+		*e = memoEntry{stamp: st, kind: v.kind, score: v.score}
+		return v
+	}
+	v := verdict{kind: e.kind, score: e.score}
+	if v.kind == verdictFits && c.fits != nil {
+		v.assign, _ = fitAt(&c.fits[i], c.ov, i, c.req) // the same state: the same answer
+	}
+	return v
+}
+
+// judge checks the pod on node i in its current state: the numeric pre-filter, the
+// non-GPU check, the device fit (predicted for whole GPUs), and the score.
+func (c *chooser) judge(i int) verdict {
+	var scratch [4]Rejection
+	if !cheapFits(c.ov, i, c.req) {
+		return verdict{kind: verdictFiltered}
+	}
+	if len(nonGPUCheck(c.ov, i, c.req, false, scratch[:0])) > 0 {
+		return verdict{kind: verdictUnfit}
 	}
 	if guess, ok := c.predictWhole(i); ok {
-		s.ok, s.predicted = true, true
-		c.scores[k] = combine(c.scorers, c.candidate(i, guess))
-		return
+		return verdict{kind: verdictPredicted, score: combine(c.scorers, c.candidate(i, guess))}
 	}
 	a, ok := c.fit(i, scratch[:0])
 	if !ok {
-		return
+		return verdict{kind: verdictUnfit}
 	}
-	s.ok, s.predicted = true, false
-	c.setAssign(k, a)
-	c.scores[k] = combine(c.scorers, c.candidate(i, a))
+	return verdict{kind: verdictFits, score: combine(c.scorers, c.candidate(i, a)), assign: a}
 }
 
 // fit is the device part of the pod on node i (nonGPUCheck has passed): from the

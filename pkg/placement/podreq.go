@@ -40,6 +40,8 @@ type PodRequest struct {
 	// static renders what the static checks read, the key of the snapshot's memo of
 	// the nodes that pass them (candidates.go).
 	static string
+	// key is shapeKey's rendering, made on first use.
+	key string
 }
 
 // NewPodRequest prepares the pods of pod set ps under flavor constraint fc. A GPU

@@ -1,0 +1,92 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
+)
+
+// A scheduler places a stream of workloads of a few shapes, and every placement builds a
+// chooser that judges each candidate node: pre-filter, non-GPU check, device fit, score.
+// Between two placements only the nodes that received or lost pods change, so most of
+// those judgements repeat. scoreMemo keeps one shape's verdict per node under one set of
+// scorers, with the node's stamp it was read under; a chooser judges again only the nodes
+// whose stamp moved. The built-in scorers are pure functions of the node's state and the
+// pod request (twinSafe), so a verdict read under an equal stamp is the one a fresh
+// judgement gives, and decisions do not change.
+
+// verdictKind is what a judgement found.
+type verdictKind uint8
+
+const (
+	// verdictFiltered: the numeric pre-filter rejects the node; it gets no slot.
+	verdictFiltered verdictKind = iota
+	// verdictUnfit: the node gets a slot that does not fit (non-GPU or device check).
+	verdictUnfit
+	// verdictPredicted: it fits, scored on a predicted whole-GPU pick (predictWhole);
+	// no devices are recorded.
+	verdictPredicted
+	// verdictFits: it fits with the recorded devices and score.
+	verdictFits
+)
+
+// verdict is one node's judgement for the chooser's pod.
+type verdict struct {
+	kind   verdictKind
+	score  int64
+	assign devices.Assignment
+}
+
+// memoEntry is a node's verdict with the stamp it was read under (the zero stamp
+// matches no node). It keeps no devices: a fitting verdict's devices are the fit
+// cache's answer for the same stamp, read again from there (see chooser.verdictAt).
+type memoEntry struct {
+	stamp cluster.Stamp
+	kind  verdictKind
+	score int64
+}
+
+// scoreMemo is one shape's verdicts, one entry per node, under its scorers (kept so
+// that a lookup compares them, and so that nothing they point at is reused meanwhile).
+type scoreMemo struct {
+	scorers []WeightedScorer
+	at      []memoEntry
+}
+
+// maxScoreMemos bounds the memos kept; past it they start over.
+const maxScoreMemos = 128
+
+// scoreMemoFor is the memo of req's shape under scorers, sized for ov; nil when the
+// scorers are not all built-in ones (others may read more than the node's state).
+func (c *FitCache) scoreMemoFor(ov *cluster.Overlay, req *PodRequest, scorers []WeightedScorer) *scoreMemo {
+	if !twinSafe(scorers) {
+		return nil
+	}
+	if c.verdicts == nil || c.nScoreMemos >= maxScoreMemos {
+		c.verdicts, c.nScoreMemos = map[string][]*scoreMemo{}, 0
+	}
+	key := req.shapeKey()
+	for _, m := range c.verdicts[key] {
+		if slices.Equal(m.scorers, scorers) {
+			if len(m.at) != ov.NumNodes() {
+				m.at = make([]memoEntry, ov.NumNodes())
+			}
+			return m
+		}
+	}
+	m := &scoreMemo{scorers: slices.Clone(scorers), at: make([]memoEntry, ov.NumNodes())}
+	c.verdicts[key] = append(c.verdicts[key], m)
+	c.nScoreMemos++
+	return m
+}
+
+// shapeKey renders everything a node's verdict reads of the pod (the static checks, the
+// requests, the GPU request), once per request.
+func (p *PodRequest) shapeKey() string {
+	if p.key == "" {
+		p.key = fmt.Sprintf("%s|%s|%v", p.static, p.Requests, fitKeyOf(p.GPU))
+	}
+	return p.key
+}
