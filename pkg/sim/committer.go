@@ -154,10 +154,11 @@ func (c modelCommitter) reserve(r plan.Reservation) {
 	s.emit(rec)
 }
 
+// reject logs a rejection whose reason changed, when anyone reads rejections.
 func (c modelCommitter) reject(r plan.Rejection) {
 	s := c.s
 	st := s.wls[r.Workload]
-	if st == nil {
+	if st == nil || !s.wants(EvRejected) {
 		return
 	}
 	prev, had := s.sched.LastRejection(r.Workload)

@@ -156,6 +156,13 @@ type Observer interface {
 	OnSample(ClusterState)
 }
 
+// EventFilter is an Observer that names the event kinds it reads: it is handed only
+// those, and a kind no observer reads (nor the kept log) is not even built. Rejection
+// records render their reason as text, and a fleet-size run rejects millions of times.
+type EventFilter interface {
+	WantsEvent(EventKind) bool
+}
+
 // ObserverFuncs adapts plain functions to Observer; nil functions are skipped.
 type ObserverFuncs struct {
 	Event  func(EventRecord)

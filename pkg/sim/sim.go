@@ -215,8 +215,24 @@ func (s *Simulator) emit(r EventRecord) {
 		s.log = append(s.log, r)
 	}
 	for _, o := range s.opts.Observers {
-		o.OnEvent(r)
+		if f, ok := o.(EventFilter); !ok || f.WantsEvent(r.Event) {
+			o.OnEvent(r)
+		}
 	}
+}
+
+// wants reports whether an event of this kind is read by anyone: the kept log or an
+// observer (one without an EventFilter reads every kind).
+func (s *Simulator) wants(kind EventKind) bool {
+	if s.opts.KeepLog {
+		return true
+	}
+	for _, o := range s.opts.Observers {
+		if f, ok := o.(EventFilter); !ok || f.WantsEvent(kind) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Simulator) clock() time.Time { return Epoch().Add(s.now) }

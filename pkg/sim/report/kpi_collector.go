@@ -94,6 +94,12 @@ func NewKPICollector(o KPIOptions) *KPICollector {
 
 var _ sim.DeltaObserver = (*KPICollector)(nil)
 
+var _ sim.EventFilter = (*KPICollector)(nil)
+
+// WantsEvent: the KPIs read every kind but rejections (a pending workload's queue and
+// wait come from its submission and placement).
+func (c *KPICollector) WantsEvent(k sim.EventKind) bool { return k != sim.EvRejected }
+
 // OnEvent records one event log record.
 func (c *KPICollector) OnEvent(r sim.EventRecord) {
 	if r.Workload == "" {
