@@ -14,7 +14,7 @@ import (
 // endGroup is the running workloads that end at one instant.
 type endGroup struct {
 	at      time.Time
-	members []Running
+	members []*Running
 }
 
 // PlanReservation computes when and where a gang that does not fit now could start: it
@@ -141,7 +141,7 @@ func (w *walk) fitsAt(g int) bool {
 	for k := len(w.marks) - 1; k <= g; k++ {
 		for i := range w.groups[k].members {
 			// A workload whose pods are gone already frees nothing more; keep walking.
-			_ = w.p.release(&w.groups[k].members[i])
+			_ = w.p.release(w.groups[k].members[i])
 		}
 		w.marks = append(w.marks, w.p.mark())
 	}
@@ -161,7 +161,7 @@ func (w *walk) linearFit(start, end int) (int, bool) {
 	held := make([][]bool, len(w.held))
 	for g := 0; g < end; g++ {
 		for i := range w.groups[g].members {
-			_ = w.p.release(&w.groups[g].members[i])
+			_ = w.p.release(w.groups[g].members[i])
 		}
 		if g < start {
 			continue
@@ -232,7 +232,7 @@ func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, 
 			break
 		}
 		for i := range grp.members {
-			_ = p.release(&grp.members[i])
+			_ = p.release(grp.members[i])
 		}
 	}
 	holdStarted(p.ov, held, prev.Start)
@@ -248,7 +248,7 @@ func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, 
 // ID order), then one group per end time; an end in the past counts as now (the
 // workload is overdue and about to be stopped). The groups share rs's backing array
 // except the overdue one; groups' backing array is reused for the result.
-func groupSorted(rs []Running, now time.Time, groups []endGroup) ([]endGroup, []api.WorkloadID) {
+func groupSorted(rs []*Running, now time.Time, groups []endGroup) ([]endGroup, []api.WorkloadID) {
 	b := 0 // unbounded ends are zero: they sort first, in ID order
 	for b < len(rs) && rs[b].ExpectedEnd.IsZero() {
 		b++
@@ -263,11 +263,13 @@ func groupSorted(rs []Running, now time.Time, groups []endGroup) ([]endGroup, []
 		o++
 	}
 	if o > b { // overdue or ending now: one group at now, in ID order
-		due := slices.Clone(rs[b:o])
-		for i := range due {
-			due[i].ExpectedEnd = now
+		due := make([]*Running, o-b)
+		for i, x := range rs[b:o] {
+			c := *x
+			c.ExpectedEnd = now
+			due[i] = &c
 		}
-		slices.SortFunc(due, func(x, y Running) int { return strings.Compare(string(x.ID), string(y.ID)) })
+		slices.SortFunc(due, func(x, y *Running) int { return strings.Compare(string(x.ID), string(y.ID)) })
 		groups = append(groups, endGroup{at: now, members: due})
 	}
 	for i := o; i < len(rs); {

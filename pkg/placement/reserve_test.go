@@ -378,21 +378,29 @@ func TestRunningByEndOrder(t *testing.T) {
 		}
 		got := byEnd(t, rs).List()
 		want := slices.SortedFunc(slices.Values(rs), compareEnds)
-		if !slices.EqualFunc(got, want, func(a, b Running) bool { return a.ID == b.ID }) {
-			t.Fatalf("order %v, want %v", ids(got), ids(want))
+		if !slices.EqualFunc(got, want, func(a *Running, b Running) bool { return a.ID == b.ID }) {
+			t.Fatalf("order %v, want %v", ids(got), valueIDs(want))
 		}
 		// Reset over a list used before (longer, with other IDs) gives the same.
 		reused := byEnd(t, append(slices.Clone(rs), Running{ID: "zz-old-1"}, Running{ID: "zz-old-2"}))
 		if err := reused.Reset(rs); err != nil {
 			t.Fatal(err)
 		}
-		if got := reused.List(); !slices.EqualFunc(got, want, func(a, b Running) bool { return a.ID == b.ID }) {
-			t.Fatalf("after Reset: order %v, want %v", ids(got), ids(want))
+		if got := reused.List(); !slices.EqualFunc(got, want, func(a *Running, b Running) bool { return a.ID == b.ID }) {
+			t.Fatalf("after Reset: order %v, want %v", ids(got), valueIDs(want))
 		}
 	})
 }
 
-func ids(rs []Running) []api.WorkloadID {
+func ids(rs []*Running) []api.WorkloadID {
+	out := make([]api.WorkloadID, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func valueIDs(rs []Running) []api.WorkloadID {
 	out := make([]api.WorkloadID, len(rs))
 	for i, r := range rs {
 		out[i] = r.ID
@@ -441,7 +449,7 @@ func TestRunningByEndResetSequence(t *testing.T) {
 			switch {
 			case (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()):
 				t.Fatalf("Reset error %v, fresh %v", err, wantErr)
-			case err == nil && !slices.EqualFunc(r.List(), want.List(), func(a, b Running) bool { return a.ID == b.ID && a.ExpectedEnd.Equal(b.ExpectedEnd) }):
+			case err == nil && !slices.EqualFunc(r.List(), want.List(), func(a, b *Running) bool { return a.ID == b.ID && a.ExpectedEnd.Equal(b.ExpectedEnd) }):
 				t.Fatalf("Reset order %v, fresh %v", ids(r.List()), ids(want.List()))
 			}
 			if err == nil && rapid.Bool().Draw(t, "add") {

@@ -45,8 +45,8 @@ func (s *Simulator) runningViews() []placement.Running {
 		}
 	}
 	c.fresh = c.fresh[:0]
-	for i, st := range c.of {
-		if st.w.Timing.CheckpointEvery > 0 {
+	for i := 0; c.checkpointing > 0 && i < len(c.of); i++ { // most fleets: none, no walk
+		if st := c.of[i]; st.w.Timing.CheckpointEvery > 0 {
 			c.list[i] = s.runningView(st)
 		}
 	}
@@ -56,11 +56,12 @@ func (s *Simulator) runningViews() []placement.Running {
 // runningCache keeps the running workloads (of) with their views (list, same order): a
 // start appends one entry and a stop moves the last one into its place, instead of a
 // rebuild of thousands per cycle. fresh are the ones started since the last
-// runningViews, views to fill.
+// runningViews, views to fill; checkpointing counts those of of that checkpoint.
 type runningCache struct {
-	list  []placement.Running
-	of    []*wlState
-	fresh []*wlState
+	list          []placement.Running
+	of            []*wlState
+	fresh         []*wlState
+	checkpointing int
 }
 
 // move adds st to the running workloads (in) or drops it; st.viewAt is its place in
@@ -73,7 +74,13 @@ func (c *runningCache) move(st *wlState, in bool) {
 		c.of = append(c.of, st)
 		c.list = append(c.list, placement.Running{ID: st.id})
 		c.fresh = append(c.fresh, st)
+		if st.w.Timing.CheckpointEvery > 0 {
+			c.checkpointing++
+		}
 	case !in && there:
+		if st.w.Timing.CheckpointEvery > 0 {
+			c.checkpointing--
+		}
 		i, last := st.viewAt, len(c.of)-1
 		c.of[i], c.list[i] = c.of[last], c.list[last]
 		c.of[i].viewAt = i

@@ -700,6 +700,27 @@ func (c *invariantChecker) checkLifecycle() error {
 	for id := range live {
 		return fmt.Errorf("live list holds unknown workload %s", id)
 	}
+	return checkRunningCache(&s.views)
+}
+
+// checkRunningCache: every workload in the running views knows its place there, and
+// the count of checkpointing ones is right (a wrong count skips their views' refresh).
+func checkRunningCache(c *runningCache) error {
+	if len(c.of) != len(c.list) {
+		return fmt.Errorf("running views: %d workloads, %d views", len(c.of), len(c.list))
+	}
+	n := 0
+	for i, st := range c.of {
+		if st.viewAt != i || c.list[i].ID != st.id {
+			return fmt.Errorf("running views: %s at %d says %d, view %s", st.id, i, st.viewAt, c.list[i].ID)
+		}
+		if st.w.Timing.CheckpointEvery > 0 {
+			n++
+		}
+	}
+	if n != c.checkpointing {
+		return fmt.Errorf("running views: %d checkpointing, counted %d", n, c.checkpointing)
+	}
 	return nil
 }
 
