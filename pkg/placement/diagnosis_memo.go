@@ -9,14 +9,19 @@ import (
 // A full diagnosis checks every node of the fleet, and at 10,000 nodes a scheduler
 // diagnoses the same few shapes cycle after cycle while only the nodes its commits
 // touched changed. diagMemo keeps one shape's answer per node (fits, or the key of its
-// first rejection and how many it has) with the stamps of the node blocks the answers
-// were read from; a diagnosis re-checks only the blocks whose stamp moved. Each reason's
+// first rejection and how many it has) with the stamps of the nodes and of their blocks
+// the answers were read from; a diagnosis re-checks only the nodes whose stamp moved,
+// looking for them only in the blocks whose stamp moved. Each reason's
 // example and the nearest miss are checked again on their node, so the result is the
 // one a full scan gives.
 type diagMemo struct {
 	// stamps are the blocks' stamps as read; the zero stamp (a block the overlay had
 	// written, or none read yet) matches no block.
 	stamps []cluster.BlockStamp
+	// nodes are the nodes' stamps as read: inside a block that moved, only the nodes
+	// whose own stamp moved are checked again (a commit touches a few nodes of a block,
+	// and a cycle's overlay writes a few more).
+	nodes  []cluster.Stamp
 	first  []uint16 // per node: 0 fits, else 1 + the index in keys of its first rejection
 	count  []uint16 // per node: how many rejections it has (saturating)
 	keys   []tallyKey
@@ -39,7 +44,7 @@ func (c *FitCache) diagMemoFor(ov *cluster.Overlay, req *PodRequest) *diagMemo {
 	}
 	m := c.diags[key]
 	if m == nil || len(m.first) != ov.NumNodes() || len(m.stamps) != ov.Blocks() || len(m.keys) > maxDiagKeys {
-		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()),
+		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()), nodes: make([]cluster.Stamp, ov.NumNodes()),
 			first: make([]uint16, ov.NumNodes()), count: make([]uint16, ov.NumNodes()), keyIdx: map[tallyKey]uint16{}}
 		c.diags[key] = m
 	}
@@ -62,8 +67,9 @@ func (m *diagMemo) record(i int, rej []Rejection) {
 	m.first[i], m.count[i] = idx, uint16(min(len(rej), 1<<16-1))
 }
 
-// diagnoseAll is diagnose over every node with the memo m: the blocks whose stamp moved
-// are checked again, then the counts are read off the memo.
+// diagnoseAll is diagnose over every node with the memo m: the nodes whose stamp moved
+// (looked for only in blocks whose stamp moved) are checked again, then the counts are
+// read off the memo.
 func (p *setPlacer) diagnoseAll(d *Diagnosis, m *diagMemo) {
 	n := p.ov.NumNodes()
 	fits := p.fitsFor()
@@ -75,8 +81,11 @@ func (p *setPlacer) diagnoseAll(d *Diagnosis, m *diagMemo) {
 			continue
 		}
 		for i := b * cluster.BlockSize; i < min(n, (b+1)*cluster.BlockSize); i++ {
-			scratch = p.rejectionsAt(i, static, fits, scratch[:0])
-			m.record(i, scratch)
+			if st := p.ov.Stamp(i); m.nodes[i] != st {
+				scratch = p.rejectionsAt(i, static, fits, scratch[:0])
+				m.record(i, scratch)
+				m.nodes[i] = st
+			}
 		}
 		m.stamps[b] = stamp // zero when !ok
 	}
