@@ -151,9 +151,9 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 		woken = append(woken, head)
 		if members.Len() > 1 && s.followable(head) { // filed followable; checked again all the same
 			if s.chains == nil {
-				s.chains = map[string]*chain{}
+				s.chains = map[string]chain{}
 			}
-			s.chains[class] = &chain{cq: head.res.ClusterQueue, members: members}
+			s.chains[class] = chain{cq: head.res.ClusterQueue, members: members}
 		}
 	}
 	for _, e := range s.parked.quotaLoners[root].entries() {

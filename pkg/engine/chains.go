@@ -43,8 +43,8 @@ type chain struct {
 
 // Next hands the cycle the next member of class still parked for quota.
 func (s *Scheduler) Next(class string) (Pending, bool) {
-	c := s.chains[class]
-	if c == nil {
+	c, ok := s.chains[class]
+	if !ok {
 		return Pending{}, false
 	}
 	for e := c.members.firstNotSeeking(); e != nil; e = c.members.firstNotSeeking() {

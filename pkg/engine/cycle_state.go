@@ -15,7 +15,7 @@ import (
 func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.timedWakes(w)
 	s.backoffsOver(w.Now)
-	s.chains = nil
+	clear(s.chains) // its memory serves the next wakes
 	s.wakeStrictQueues()
 	if s.freed {
 		s.wakeForCapacity(w)
@@ -31,6 +31,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	in.Cycle = s.cycles
 	s.reservedBefore = s.reservedNow()
 	p := s.eng.Cycle(in)
+	s.pendingBuf = in.Pending[:0] // the cycle kept nothing of it
 	p.Rejections = append(p.Rejections, queueRejects...)
 	return p
 }
@@ -52,6 +53,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 		in.InFlight[e.id] = true
 	}
 	in.Draining = s.draining()
+	in.Pending = s.pendingBuf[:0]
 	var rejects []plan.Rejection
 	for _, e := range s.active.entries() {
 		id := e.id

@@ -141,7 +141,7 @@ func (v *visits) add(p Pending) {
 	}
 	v.fetched[p.id()] = true
 	v.place(p)
-	v.later.push(keyed{p: p, k: v.k.key(p)})
+	v.later.push(p, v.k.key(p))
 }
 
 // pop is the next workload to visit: the least of the sorted ones, those handed in
@@ -153,12 +153,12 @@ func (v *visits) pop() (Pending, bool) {
 		if v.next < len(v.sorted) {
 			best, from = &v.keys[v.next], fromSorted
 		}
-		if len(v.later) > 0 && (best == nil || v.later[0].k.less(*best)) {
-			best, from = &v.later[0].k, fromLater
+		if v.later.len() > 0 && (best == nil || v.later.top().less(*best)) {
+			best, from = v.later.top(), fromLater
 		}
 		for i, g := range v.gates {
-			if len(g.heap) > 0 && (best == nil || g.heap[0].k.less(*best)) {
-				best, from = &g.heap[0].k, i
+			if g.heap.len() > 0 && (best == nil || g.heap.top().less(*best)) {
+				best, from = g.heap.top(), i
 			}
 		}
 		if sc := v.seekers; sc != nil && len(sc.heap) > 0 && (best == nil || sc.heap[0].k.less(*best)) {
@@ -177,10 +177,10 @@ func (v *visits) pop() (Pending, bool) {
 			v.next++
 			return v.sorted[v.next-1], true
 		case fromLater:
-			return v.later.pop().p, true
+			return v.later.pop(), true
 		}
 		g := v.gates[from]
-		if p := g.heap.pop().p; g.pass(p) {
+		if p := g.heap.pop(); g.pass(p) {
 			v.place(p)
 			return p, true
 		}
@@ -202,76 +202,89 @@ type gated struct {
 	pass func(Pending) bool
 }
 
-// gate adds ps as a gated source.
-// The heap is built in buf's memory, and that memory is returned for the next cycle.
+// gate adds ps as a gated source; ps must not change while the cycle runs. The heap is
+// built in buf's memory, and that memory is returned for the next cycle.
 func (v *visits) gate(ps []Pending, pass func(Pending) bool, buf keyedHeap) keyedHeap {
 	if len(ps) == 0 {
 		return buf
 	}
-	g := &gated{heap: buf[:0], pass: pass}
-	for _, p := range ps {
-		g.heap = append(g.heap, keyed{p: p, k: v.k.key(p)})
+	g := &gated{heap: keyedHeap{items: buf.items[:0], slab: ps}, pass: pass}
+	for i, p := range ps {
+		g.heap.items = append(g.heap.items, heapItem{k: v.k.key(p), at: int32(i)})
 	}
 	g.heap.init()
 	v.gates = append(v.gates, g)
-	return g.heap[:0]
+	return keyedHeap{items: g.heap.items[:0]}
 }
 
-type keyed struct {
-	p Pending
-	k headKey
+// keyedHeap is a min-heap of pending workloads by head key. Its items are keys with the
+// workload's index in slab: a cycle moves thousands of them, and moving the workloads
+// themselves (large, pointer-rich values) cost the garbage collector's write barrier on
+// every swap. It is typed rather than a container/heap.Interface, which boxes every
+// popped value.
+type keyedHeap struct {
+	items []heapItem
+	slab  []Pending
 }
 
-// keyedHeap is a min-heap of keyed by head key. It is typed rather than a
-// container/heap.Interface: that one boxes every popped value, and a cycle pops
-// thousands of these large structs.
-type keyedHeap []keyed
+type heapItem struct {
+	k  headKey
+	at int32
+}
 
-func (h keyedHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
+// len is the number of workloads in the heap.
+func (h *keyedHeap) len() int { return len(h.items) }
+
+// top is the least key; the heap must not be empty.
+func (h *keyedHeap) top() *headKey { return &h.items[0].k }
+
+func (h *keyedHeap) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
 }
 
-func (h *keyedHeap) push(x keyed) {
-	*h = append(*h, x)
-	h.up(len(*h) - 1)
+// push adds p at key k.
+func (h *keyedHeap) push(p Pending, k headKey) {
+	h.slab = append(h.slab, p)
+	h.items = append(h.items, heapItem{k: k, at: int32(len(h.slab) - 1)})
+	h.up(len(h.items) - 1)
 }
 
-func (h *keyedHeap) pop() keyed {
-	old := *h
-	top, last := old[0], len(old)-1
-	old[0] = old[last]
-	old[last] = keyed{} // drop the references the backing array would keep
-	*h = old[:last]
+// pop removes and returns the workload with the least key.
+func (h *keyedHeap) pop() Pending {
+	top, last := h.items[0], len(h.items)-1
+	h.items[0] = h.items[last]
+	h.items = h.items[:last]
 	h.down(0)
-	return top
+	return h.slab[top.at]
 }
 
-func (h keyedHeap) up(i int) {
+func (h *keyedHeap) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !h[i].k.less(h[parent].k) {
+		if !h.items[i].k.less(h.items[parent].k) {
 			return
 		}
-		h[i], h[parent] = h[parent], h[i]
+		h.items[i], h.items[parent] = h.items[parent], h.items[i]
 		i = parent
 	}
 }
 
-func (h keyedHeap) down(i int) {
+func (h *keyedHeap) down(i int) {
+	items := h.items
 	for {
 		least, l := i, 2*i+1
-		if l < len(h) && h[l].k.less(h[least].k) {
+		if l < len(items) && items[l].k.less(items[least].k) {
 			least = l
 		}
-		if r := l + 1; r < len(h) && h[r].k.less(h[least].k) {
+		if r := l + 1; r < len(items) && items[r].k.less(items[least].k) {
 			least = r
 		}
 		if least == i {
 			return
 		}
-		h[i], h[least] = h[least], h[i]
+		items[i], items[least] = items[least], items[i]
 		i = least
 	}
 }

@@ -61,7 +61,7 @@ type Scheduler struct {
 	freedRoots                    map[string]bool // cohort trees where quota was freed since the last cycle
 	// chains are the parked members of followable classes behind a woken first member,
 	// for this cycle's Followers (chains.go).
-	chains map[string]*chain
+	chains map[string]chain
 	// quotaSeekers are the quota-parked workloads a wake found for the next cycle, and
 	// seeking those handed to the last cycle (quota_seekers.go).
 	quotaSeekers, seeking []*entry
@@ -80,6 +80,9 @@ type Scheduler struct {
 	seekIters map[string]*seekIter
 	// byEnd is the cycles' scratch for the running list in walk order.
 	byEnd placement.RunningByEnd
+	// pendingBuf is the last cycle's pending list, memory for the next one (a cycle
+	// copies what it keeps of it).
+	pendingBuf []Pending
 	// lqUsage is admission fair sharing's record; nil when no ClusterQueue enables it.
 	lqUsage *admission.LocalQueueUsage
 	// reservedBefore are the reservations held when the last cycle ran: Committed
