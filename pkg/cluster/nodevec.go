@@ -19,8 +19,12 @@ type nodeChunk struct {
 	s   [chunkSize]*nodeState
 }
 
-// lineage numbers the chunks of a snapshot and of every snapshot derived from it.
+// lineage numbers the chunks of a snapshot and of every snapshot derived from it, and
+// the versions of their node states (see Stamp): one counter, so no two are equal.
 type lineage struct{ gens atomic.Uint64 }
+
+// next is a number the lineage never gave before.
+func (l *lineage) next() uint64 { return l.gens.Add(1) }
 
 // nodeVec is an immutable vector of node states; snapshots share its chunks.
 type nodeVec struct {
@@ -29,10 +33,14 @@ type nodeVec struct {
 	lin    *lineage
 }
 
+// newNodeVec starts a lineage over states, which must be new: it numbers their versions.
 func newNodeVec(states []*nodeState) nodeVec {
 	v := nodeVec{chunks: make([]*nodeChunk, (len(states)+chunkMask)>>chunkBits), n: len(states), lin: &lineage{}}
+	for _, st := range states {
+		st.version = v.lin.next()
+	}
 	for c := range v.chunks {
-		v.chunks[c] = &nodeChunk{gen: v.lin.gens.Add(1)}
+		v.chunks[c] = &nodeChunk{gen: v.lin.next()}
 		copy(v.chunks[c].s[:], states[c<<chunkBits:])
 	}
 	return v
@@ -63,7 +71,7 @@ func (v nodeVec) with(indices []int32, state func(int) *nodeState) nodeVec {
 		c := i >> chunkBits
 		if out.chunks[c] == v.chunks[c] {
 			cp := *v.chunks[c]
-			cp.gen = v.lin.gens.Add(1)
+			cp.gen = v.lin.next()
 			out.chunks[c] = &cp
 		}
 		out.chunks[c].s[i&chunkMask] = state(int(i))

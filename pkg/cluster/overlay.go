@@ -113,16 +113,17 @@ func (o *Overlay) Pod(ref PodRef) (BoundPod, bool) {
 
 // Stamp identifies the exact state of one node: two equal stamps mean the same node with
 // the same pods and devices, so a result computed from that state (a device fit) can be
-// reused. A stamp keeps its state alive, so it can never be confused with a later one.
+// reused. Every state a lineage of snapshots creates or writes gets a version the
+// lineage never gave before, so a stamp holds no state alive: memos of thousands of
+// stamps keep only numbers (and the lineage) from the collector.
 type Stamp struct {
-	st      *nodeState
+	lin     *lineage
 	version uint64
 }
 
 // Stamp returns node i's current stamp.
 func (o *Overlay) Stamp(i int) Stamp {
-	st := o.state(i)
-	return Stamp{st: st, version: st.version}
+	return Stamp{lin: o.base.nodes.lin, version: o.state(i).version}
 }
 
 // Mark returns the current journal position.
@@ -250,7 +251,7 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 		o.freeGPU += st.gpuFreeTotal() - before
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
-	st.version++
+	st.version = o.base.nodes.lin.next()
 	st.mirrorFree()
 	if hasDevices {
 		o.refile(i, st, bp.Devices, true)
@@ -276,7 +277,7 @@ func (o *Overlay) remove(bp BoundPod) error {
 		o.refile(i, st, bp.Devices, false)
 	}
 	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })
-	st.version++
+	st.version = o.base.nodes.lin.next()
 	st.mirrorFree()
 	for k, r := range st.pods {
 		if r == bp.Ref {

@@ -29,7 +29,8 @@ type nodeState struct {
 	// freePods mirrors free[pods]; podsLimited: the node declares a pods limit.
 	freePods    resources.Amount
 	podsLimited bool
-	// version counts writes to this state (see Stamp).
+	// version is the lineage's number for this content: a write takes a new one, a
+	// copy keeps it (see Stamp).
 	version uint64
 	// groups is how the free index files the node (shared, never written; nil without
 	// GPUs) and counts its current free count per group (see index.go).
@@ -41,8 +42,10 @@ type nodeState struct {
 	model    devices.ModelID // the GPUs' one model, "" when they mix (shared, never written)
 }
 
+// clone copies s with its version: a copy holds the same state until it is written (a
+// commit's copies keep the memos of their nodes valid; see Stamp).
 func (s *nodeState) clone() *nodeState {
-	out := &nodeState{node: s.node, free: s.free.Clone(), pods: append([]PodRef(nil), s.pods...),
+	out := &nodeState{node: s.node, version: s.version, free: s.free.Clone(), pods: append([]PodRef(nil), s.pods...),
 		gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem, allocCPU: s.allocCPU, allocMem: s.allocMem, freePods: s.freePods, podsLimited: s.podsLimited,
 		groups: s.groups, model: s.model}
 	if len(s.counts) <= len(out.countBuf) {
