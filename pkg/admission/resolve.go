@@ -17,6 +17,9 @@ type Resolver struct {
 	selectors  map[string]labels.Selector
 	lqs        map[string]*api.LocalQueue // "namespace/name"
 	namespaces map[string]labels.Set
+	// anyHeld: some queue has a stop policy that holds admissions (Held is asked for
+	// every workload handed to a cycle; most fleets hold none).
+	anyHeld bool
 }
 
 // Resolution is where a workload's queue leads, or why it leads nowhere usable.
@@ -45,6 +48,7 @@ func NewResolver(objs *api.Objects) (*Resolver, error) {
 			}
 		}
 		r.cqs[cq.Name], r.selectors[cq.Name] = cq, sel
+		r.anyHeld = r.anyHeld || held(cq.StopPolicy)
 	}
 	for i := range objs.LocalQueues {
 		lq := &objs.LocalQueues[i]
@@ -52,6 +56,7 @@ func NewResolver(objs *api.Objects) (*Resolver, error) {
 			return nil, fmt.Errorf("localqueue %s (%s): defined twice", lq.Key(), lq.Source)
 		}
 		r.lqs[lq.Key()] = lq
+		r.anyHeld = r.anyHeld || held(lq.StopPolicy)
 	}
 	for i := range objs.Namespaces {
 		r.namespaces[objs.Namespaces[i].Name] = labels.Set(objs.Namespaces[i].Labels)
@@ -91,6 +96,9 @@ func (r *Resolver) namespaceLabels(ns string) labels.Set {
 // Held reports whether a stop policy (Hold or HoldAndDrain) of the ClusterQueue or the
 // LocalQueue ("namespace/name") stops new admissions, and which queue holds it.
 func (r *Resolver) Held(clusterQueue, localQueue string) (string, bool) {
+	if !r.anyHeld {
+		return "", false
+	}
 	if cq := r.cqs[clusterQueue]; cq != nil && held(cq.StopPolicy) {
 		return "clusterqueue " + clusterQueue + " has stopPolicy " + string(cq.StopPolicy), true
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math/rand"
-	"sort"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -46,7 +45,14 @@ func (a admissionQuota) Admit(w *api.Workload, as admission.Assignment) error {
 
 func (a admissionQuota) Share(cq string) int64 { return a.q.Share(cq) }
 
-func (a admissionQuota) Short(w *api.Workload, cq string) bool { return a.q.Short(w, cq) }
+// Short asks the question the scheduler compiled for p's queue and shape when it has
+// one (Pending.short), else compiles it.
+func (a admissionQuota) Short(p Pending) bool {
+	if p.short != nil {
+		return a.q.ShortBy(p.short)
+	}
+	return a.q.Short(p.Workload, p.ClusterQueue)
+}
 
 // PlacerConfig configures the placement adapter.
 type PlacerConfig struct {
@@ -135,22 +141,37 @@ func (p *placementLayer) options(clusterQueue string, rnd *rand.Rand) placement.
 // first resource's flavor decides its nodes; resource groups share node labels in
 // practice, as in Kueue).
 func (p *placementLayer) constraints(a admission.Assignment) placement.FlavorConstraints {
-	fc := placement.FlavorConstraints{}
+	fc := make(placement.FlavorConstraints, len(a.PodSets))
 	for _, ps := range a.PodSets {
-		rs := append([]admission.ResourceAssignment(nil), ps.Resources...)
-		sort.Slice(rs, func(i, j int) bool { return rs[i].Resource < rs[j].Resource })
-		for _, r := range rs {
-			if f, ok := p.flavors[r.Flavor]; ok && r.Resource.IsGPU() {
-				fc[ps.Name] = placement.FlavorConstraintOf(f)
-			}
-		}
-		if _, done := fc[ps.Name]; !done && len(rs) > 0 {
-			if f, ok := p.flavors[rs[0].Flavor]; ok {
-				fc[ps.Name] = placement.FlavorConstraintOf(f)
-			}
+		if r, ok := decidingResource(ps.Resources, p.flavors); ok {
+			fc[ps.Name] = placement.FlavorConstraintOf(p.flavors[r.Flavor])
 		}
 	}
 	return fc
+}
+
+// decidingResource is the resource whose flavor places a pod set: the GPU resource of
+// a known flavor last in name order, else the first resource in name order when its
+// flavor is known (picked without sorting: this runs for every placement tried).
+func decidingResource(rs []admission.ResourceAssignment, flavors map[string]api.ResourceFlavor) (admission.ResourceAssignment, bool) {
+	var gpu, first *admission.ResourceAssignment
+	for k := range rs {
+		r := &rs[k]
+		if _, known := flavors[r.Flavor]; known && r.Resource.IsGPU() && (gpu == nil || r.Resource > gpu.Resource) {
+			gpu = r
+		}
+		if first == nil || r.Resource < first.Resource {
+			first = r
+		}
+	}
+	switch {
+	case gpu != nil:
+		return *gpu, true
+	case first != nil:
+		_, known := flavors[first.Flavor]
+		return *first, known
+	}
+	return admission.ResourceAssignment{}, false
 }
 
 func (p *placementLayer) fit(c PlaceCall) placement.GangFit {

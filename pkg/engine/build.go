@@ -56,7 +56,8 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	}
 	s := &Scheduler{eng: eng, resolver: resolver, flavors: map[string]api.ResourceFlavor{},
 		roots: cohortRoots(objs), wls: map[api.WorkloadID]*entry{}, retryAll: pol.RetryAll,
-		rng: rand.New(rand.NewSource(pol.Seed)), seed: pol.Seed, parked: newParkedIndex(), quotaClasses: map[quotaClass]int32{}, seekers: map[string]*seekerSet{},
+		rng: rand.New(rand.NewSource(pol.Seed)), seed: pol.Seed, parked: newParkedIndex(), quotaClasses: map[quotaClass]int32{},
+		queueFacts: map[*api.ClusterQueue]*queueFacts{}, seekers: map[string]*seekerSet{},
 		active: &entrySet{}, running: &entrySet{}, leaving: &entrySet{}, protected: &entrySet{},
 		nominated: map[api.WorkloadID][]api.WorkloadID{}, preemptedBy: map[api.WorkloadID]api.WorkloadID{}}
 	for _, f := range objs.Flavors {

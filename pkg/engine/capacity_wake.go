@@ -128,7 +128,7 @@ func (s *Scheduler) wakeForCapacity(w World) {
 	}
 	v := newFreeGPUView(w.Cluster)
 	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
-		return e.gpu.needs == nil || preempts(e.policy) || e.nodePreempts || v.mayFit(e.gpu.needs)
+		return e.gpu.needs == nil || preempts(e.cq.policy) || e.nodePreempts || v.mayFit(e.gpu.needs)
 	})
 }
 
@@ -138,11 +138,7 @@ func (s *Scheduler) wakeForCapacity(w World) {
 // rest wait in their class, in order, for the cycle (s.chains).
 func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	woken := s.wakeBuf[:0] // scratch: seekQuota keeps the entries, not the slice
-	if s.quotaFits == nil {
-		s.quotaFits = map[int32]bool{}
-	}
-	fits := s.quotaFits
-	clear(fits)
+	fits := s.quotaFits.reset(len(s.quotaClasses))
 	for class, members := range s.parked.quotaByRoot[root] {
 		head := members.first()
 		if head == nil || !s.mayGetQuota(head, q, fits) {
@@ -162,7 +158,8 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 		}
 	}
 	s.seekQuota(woken)
-	s.wakeBuf = woken
+	clear(woken) // scratch kept between cycles holds no entries alive
+	s.wakeBuf = woken[:0]
 }
 
 // preemptsOnNodes reports whether the cycle may look for victims on the nodes for e.
@@ -179,16 +176,70 @@ func (s *Scheduler) preemptsOnNodes(e *entry) bool {
 // workload of a queue that does not preempt (Quota.Short, a bound that costs a few
 // lookups: the cycle rates the woken member fully anyway).
 // Priority does not enter admission's answer, so it is asked once per quotaClass.
-func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo map[int32]bool) bool {
-	if q == nil || len(e.w.PodSets) != 1 || preempts(e.policy) || !e.res.OK() {
+func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo *classMemo) bool {
+	if q == nil || len(e.w.PodSets) != 1 || preempts(e.cq.policy) || !e.res.OK() {
 		return true
 	}
-	fit, ok := memo[e.quotaClass]
+	fit, ok := memo.get(e.quotaClass)
 	if !ok {
-		fit = !q.Short(e.w, e.res.ClusterQueue)
-		memo[e.quotaClass] = fit
+		fit = !q.ShortBy(s.shortCheck(e, q))
+		memo.set(e.quotaClass, fit)
 	}
 	return fit
+}
+
+// classMemo keeps one answer per quota class number for one wake. Reset is a new
+// generation, not a clear: a wake runs per cohort tree after every finish, and the
+// classes number in the thousands.
+type classMemo struct {
+	gen  uint32
+	seen []uint32 // the generation a class was answered in
+	val  []bool
+}
+
+// reset starts a new wake over n classes.
+func (m *classMemo) reset(n int) *classMemo {
+	if n > len(m.seen) {
+		m.seen = append(m.seen, make([]uint32, n-len(m.seen))...)
+		m.val = append(m.val, make([]bool, n-len(m.val))...)
+	}
+	m.gen++
+	if m.gen == 0 { // wrapped: old marks could match again
+		clear(m.seen)
+		m.gen = 1
+	}
+	return m
+}
+
+func (m *classMemo) get(c int32) (bool, bool) {
+	if int(c) >= len(m.seen) || m.seen[c] != m.gen {
+		return false, false
+	}
+	return m.val[c], true
+}
+
+func (m *classMemo) set(c int32, v bool) {
+	if int(c) < len(m.seen) {
+		m.seen[c], m.val[c] = m.gen, v
+	}
+}
+
+// shortCheck is admission's Short question for e's quota class, compiled once against
+// q's structure (the clones every cycle works on share it) and kept by class number.
+func (s *Scheduler) shortCheck(e *entry, q *admission.Quota) *admission.ShortCheck {
+	if q == nil {
+		return nil
+	}
+	if n := int(e.quotaClass); n >= len(s.shortChecks) {
+		s.shortChecks = append(s.shortChecks, make([]*admission.ShortCheck, n+1-len(s.shortChecks))...)
+	}
+	c := s.shortChecks[e.quotaClass]
+	if !q.Compiled(c) {
+		cc := q.CompileShort(e.w, e.res.ClusterQueue)
+		c = &cc
+		s.shortChecks[e.quotaClass] = c
+	}
+	return c
 }
 
 // quotaClass is what admission's answer depends on: ClusterQueue and shape. Each one

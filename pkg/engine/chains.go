@@ -17,8 +17,8 @@ import (
 // (no attempt cap).
 func (s *Scheduler) followable(e *entry) bool {
 	id := e.id
-	return s.eng.cfg.MaxAttempts == 0 && s.lqUsage == nil && e.strategy != api.StrictFIFO &&
-		!preempts(e.policy) && len(e.w.PodSets) == 1 && e.res.OK() &&
+	return s.eng.cfg.MaxAttempts == 0 && s.lqUsage == nil && e.cq.strategy != api.StrictFIFO &&
+		!preempts(e.cq.policy) && len(e.w.PodSets) == 1 && e.res.OK() &&
 		len(s.nominated[id]) == 0 && s.preemptedBy[id] == ""
 }
 

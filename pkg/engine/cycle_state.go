@@ -31,9 +31,19 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	in.Cycle = s.cycles
 	s.reservedBefore = s.reservedNow()
 	p := s.eng.Cycle(in)
-	s.pendingBuf = in.Pending[:0] // the cycle kept nothing of it
+	s.pendingBuf = scrub(in.Pending) // the cycle kept nothing of it
+	s.seekerBuf = scrub(in.QuotaSeekers)
 	p.Rejections = append(p.Rejections, queueRejects...)
 	return p
+}
+
+// scrub empties a scratch list of pending workloads for reuse. It zeroes what the
+// cycle wrote: a list kept between cycles with stale workloads in it would keep them
+// alive, and the garbage collector follows every pointer of the list at each
+// collection (100,000 after a first cycle at 10,000 nodes).
+func scrub(ps []Pending) []Pending {
+	clear(ps)
+	return ps[:0]
 }
 
 // input is the engine's view of the state now. Workloads whose queue does not resolve
@@ -69,7 +79,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 			in.Previous[id] = *e.reserved
 		}
 	}
-	in.QuotaSeekers = s.quotaSeekersInput()
+	in.QuotaSeekers = s.quotaSeekersInput(w.Quota)
 	in.SlotSeekers = s.seekerClasses(w)
 	if len(s.chains) > 0 || len(in.QuotaSeekers) > 0 || len(in.SlotSeekers) > 0 {
 		in.Followers = s
@@ -81,7 +91,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 
 // pendingOf is e as a cycle takes it.
 func (s *Scheduler) pendingOf(e *entry) Pending {
-	return Pending{Workload: e.w, ID: e.id, ClusterQueue: e.res.ClusterQueue, Strategy: e.strategy,
+	return Pending{Workload: e.w, ID: e.id, ClusterQueue: e.res.ClusterQueue, Strategy: e.cq.strategy,
 		QueuedAt: e.queuedAt, Runtime: e.runtime, Shape: e.shape, Class: e.class, LocalQueueUsage: s.localQueueUsage(e),
 		gpu: e.gpu}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
@@ -106,6 +107,9 @@ type Pending struct {
 	LocalQueueUsage int64
 	// gpu is its GPU demand when the scheduler keeps it; nil means computed when needed.
 	gpu *gpuDemand
+	// short is admission's Short question for its queue and shape, compiled by the
+	// scheduler for the quota seekers it hands; nil means compiled when asked.
+	short *admission.ShortCheck
 }
 
 // SeekerClass is one class of slot seekers (ClusterQueue, shape and priority: members

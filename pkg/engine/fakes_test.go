@@ -60,7 +60,7 @@ func (q *fakeQuota) Admit(w *api.Workload, a admission.Assignment) error {
 
 func (q *fakeQuota) Share(cq string) int64 { return q.share[cq] }
 
-func (q *fakeQuota) Short(*api.Workload, string) bool { return false }
+func (q *fakeQuota) Short(Pending) bool { return false }
 
 // fakePlacer places pods first-fit on CPU, in node order, on the overlay itself, so the
 // engine's Mark/Undo really apply.

@@ -29,9 +29,9 @@ type Quota interface {
 	// Share is the ClusterQueue's dominant resource share in thousandths (fair sharing);
 	// queue heads of less-served queues go first.
 	Share(clusterQueue string) int64
-	// Short reports, by a cheap bound, that Assign would answer NoFit for w now (false
+	// Short reports, by a cheap bound, that Assign would answer NoFit for p now (false
 	// says nothing).
-	Short(w *api.Workload, clusterQueue string) bool
+	Short(p Pending) bool
 }
 
 // PlaceResult is the placement layer's answer for a whole gang.

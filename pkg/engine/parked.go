@@ -47,7 +47,7 @@ func (s *Scheduler) setPark(e *entry, k Park) {
 	setOf(s.parked.byKind, k).join(e, slotKind)
 	setOf(s.parked.byCQ, e.res.ClusterQueue).join(e, slotCQ)
 	setOf(s.parked.byRoot, e.root).join(e, slotRoot)
-	if preempts(e.policy) {
+	if preempts(e.cq.policy) {
 		setOf(s.parked.preemptors, e.root).join(e, slotPreempt)
 	}
 	if k == ParkedQuota {
@@ -91,7 +91,7 @@ func (s *Scheduler) wakeSet(set *entrySet, match func(*entry) bool) {
 func (s *Scheduler) wakeEntries(woken []*entry) {
 	var strict map[string]bool
 	for _, e := range woken {
-		if e.strategy == api.StrictFIFO {
+		if e.cq.strategy == api.StrictFIFO {
 			if strict == nil {
 				strict = map[string]bool{}
 			}

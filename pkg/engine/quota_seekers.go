@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -18,7 +19,7 @@ import (
 // quotaSeekerPass is the quota seekers' test at their turn.
 func (c *cycle) quotaSeekerPass() func(Pending) bool {
 	return func(p Pending) bool {
-		if c.in.Quota.Short(p.Workload, p.ClusterQueue) {
+		if c.in.Quota.Short(p) {
 			return false
 		}
 		c.in.Followers.Visit(p.id())
@@ -41,7 +42,7 @@ func (s *Scheduler) Visit(id api.WorkloadID) {
 func (s *Scheduler) seekQuota(found []*entry) {
 	var strict []*entry
 	for _, e := range found {
-		if e.strategy == api.StrictFIFO {
+		if e.cq.strategy == api.StrictFIFO {
 			strict = append(strict, e)
 			continue
 		}
@@ -56,7 +57,7 @@ func (s *Scheduler) seekQuota(found []*entry) {
 // A seeker waits for its turn marked seeking, so that Next, asked for its class by an
 // earlier member, hands the next member instead; the marks of the last cycle's seekers
 // are cleared first.
-func (s *Scheduler) quotaSeekersInput() []Pending {
+func (s *Scheduler) quotaSeekersInput(q *admission.Quota) []Pending {
 	for _, e := range s.seeking {
 		e.seeking = false
 	}
@@ -72,7 +73,9 @@ func (s *Scheduler) quotaSeekersInput() []Pending {
 		}
 		e.seeking = true
 		s.seeking = append(s.seeking, e)
-		out = append(out, s.pendingOf(e))
+		p := s.pendingOf(e)
+		p.short = s.shortCheck(e, q)
+		out = append(out, p)
 	}
 	s.quotaSeekers = s.quotaSeekers[:0]
 	s.seekerBuf = out

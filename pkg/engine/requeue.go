@@ -180,7 +180,7 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 			if e.park == ParkedHead || e.park == ParkedQueue {
 				return false
 			}
-			if e.park == ParkedNodes && preempts(e.policy) {
+			if e.park == ParkedNodes && preempts(e.cq.policy) {
 				// Quota fit by borrowing; an admission in its tree may have used up what
 				// it could borrow, so its answer may now be to preempt in its own queue.
 				return true
@@ -202,7 +202,7 @@ func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
 		roots[v.root] = true
 	}
 	for _, root := range slices.Sorted(maps.Keys(roots)) {
-		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool { return e.park == ParkedNodes && e.flavorChoice })
+		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool { return e.park == ParkedNodes && e.cq.flavorChoice })
 	}
 }
 
@@ -231,7 +231,7 @@ func (s *Scheduler) wakeNodePreemptors(victims []*entry) {
 // any enabled reclaim or borrow policy wakes (the random worlds of
 // TestParkingKeepsDecisionsProperty found a reclaim against an older workload).
 func (s *Scheduler) mayPreempt(pre *entry, same []*entry, total int) bool {
-	p := pre.policy
+	p := pre.cq.policy
 	if total > len(same) && (p.ReclaimWithinCohort.Enabled() || p.BorrowWithinCohort.Policy.Enabled()) {
 		return true
 	}
@@ -260,7 +260,7 @@ func (s *Scheduler) rootOf(cq string) string {
 // arrived handles a submission: in a StrictFIFO queue with a parked head the newcomer
 // may sort before it or must wait behind it, so the queue is woken and ordered again.
 func (s *Scheduler) arrived(e *entry) {
-	if e.strategy != api.StrictFIFO {
+	if e.cq.strategy != api.StrictFIFO {
 		return
 	}
 	s.wakeQueue(e.res.ClusterQueue)
@@ -274,7 +274,7 @@ func (s *Scheduler) wakeStrictQueues() {
 	seen := map[string]bool{}
 	for _, e := range s.active.entries() {
 		cq := e.res.ClusterQueue
-		if e.strategy == api.StrictFIFO && !seen[cq] && s.parked.byCQ[cq].Len() > 0 {
+		if e.cq.strategy == api.StrictFIFO && !seen[cq] && s.parked.byCQ[cq].Len() > 0 {
 			seen[cq] = true
 			cqs = append(cqs, cq)
 		}

@@ -122,7 +122,7 @@ func (c *cycle) slotLeft() bool {
 // LocalQueue usage, no preemption in flight for it).
 func (s *Scheduler) isSeeker(e *entry) bool {
 	return s.eng.cfg.Reservations && e.phase == phasePending && e.park == ParkedReserved && e.reserved == nil &&
-		e.strategy != api.StrictFIFO && e.gpu.needs != nil && !preempts(e.policy) && !e.nodePreempts &&
+		e.cq.strategy != api.StrictFIFO && e.gpu.needs != nil && !preempts(e.cq.policy) && !e.nodePreempts &&
 		s.lqUsage == nil && len(s.nominated[e.id]) == 0 && s.preemptedBy[e.id] == ""
 }
 

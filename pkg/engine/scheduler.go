@@ -68,12 +68,16 @@ type Scheduler struct {
 	seekerBuf             []Pending // the cycles' scratch for Input.QuotaSeekers
 	// wakeBuf and quotaFits are wakeQuotaParked's scratch.
 	wakeBuf   []*entry
-	quotaFits map[int32]bool
+	quotaFits classMemo
 	rng       *rand.Rand
 	seed      int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
 	parked    parkedIndex
-	// quotaClasses numbers the quota classes of the workloads submitted.
+	// quotaClasses numbers the quota classes of the workloads submitted, and
+	// shortChecks holds admission's compiled Short question by class number.
 	quotaClasses map[quotaClass]int32
+	shortChecks  []*admission.ShortCheck
+	// queueFacts are the entries' shared ClusterQueue facts, by queue (queueFactsOf).
+	queueFacts map[*api.ClusterQueue]*queueFacts
 	// seekers are the slot seekers by class, and seekIters the cycle's walks over
 	// them (reserve_seekers.go).
 	seekers   map[string]*seekerSet
@@ -91,7 +95,7 @@ type Scheduler struct {
 }
 
 // phase is where a workload stands in the scheduler's eyes.
-type phase int
+type phase uint8
 
 const (
 	phasePending phase = iota
@@ -139,37 +143,60 @@ type entry struct {
 	// seekers (capacity_wake.go, reserve_held.go).
 	gpu   *gpuDemand
 	class string // ClassKey of its ClusterQueue, shape and priority, computed once
+	// cq is what its ClusterQueue decides for it, shared by the queue's entries
+	// (never nil; resolved once: wakes read it for every parked workload).
+	cq *queueFacts
 	// quotaClass numbers its ClusterQueue and shape (quotaClassOf).
 	quotaClass int32
-	// policy is its ClusterQueue's preemption policy (resolved once: wakes read it for
-	// every parked workload).
-	policy api.Preemption
+	phase      phase
 	// nodePreempts: the cycle may look for victims on the nodes for it (its queue's
 	// policy, resolved once: wakes read it for every node-parked workload).
 	nodePreempts bool
-	// flavorChoice: its ClusterQueue has a resource group of several flavors, so the
-	// flavors admission assigns it move with usage (requeue.go wakeFlavorChoices).
-	flavorChoice bool
-	res          admission.Resolution
-	root         string // its ClusterQueue's cohort root (rootOf)
-	strategy     api.QueueingStrategy
-	phase        phase
-	queuedAt     time.Time
+	// seeking: handed to the running cycle as a quota seeker and not visited yet.
+	seeking bool
+	hasLast bool // last holds a rejection
+	res     admission.Resolution
+	root    string // its ClusterQueue's cohort root (rootOf)
 	// queuedNano and createdNano are queuedAt and the workload's creation time as
 	// numbers, for the class order (classBefore), which heaps compare often.
 	queuedNano, createdNano int64
+	queuedAt                time.Time
 	runtime                 time.Duration // expected run time; 0 = unknown
 	// startedAt is when the current run started (minimum-runtime protection).
 	startedAt time.Time
 	// notBefore is when its requeue backoff ends (ParkedBackoff).
 	notBefore time.Time
 	park      Park
-	// seeking: handed to the running cycle as a quota seeker and not visited yet.
-	seeking  bool
-	last     plan.Rejection // why it was last not admitted, while hasLast
-	hasLast  bool
-	reserved *plan.Reservation
-	slots    entrySlots // its places in the scheduler's sets (entryset.go)
+	last      plan.Rejection // why it was last not admitted, while hasLast
+	reserved  *plan.Reservation
+	slots     entrySlots // its places in the scheduler's sets (entryset.go)
+}
+
+// queueFacts is what an entry's ClusterQueue decides for it, one value per queue. It is
+// kept out of the entry because the scheduler holds an entry per pending workload and
+// the garbage collector scans each of them: an entry of at most 512 bytes with few
+// pointers is scanned span by span, a larger one object by object.
+type queueFacts struct {
+	strategy api.QueueingStrategy
+	policy   api.Preemption
+	// flavorChoice: the queue has a resource group of several flavors, so the flavors
+	// admission assigns move with usage (requeue.go wakeFlavorChoices).
+	flavorChoice bool
+}
+
+// queueFactsOf returns the shared facts of ClusterQueue name (zero facts, kept under
+// nil, when it does not resolve).
+func (s *Scheduler) queueFactsOf(name string) *queueFacts {
+	cq, _ := s.resolver.ClusterQueue(name)
+	f, ok := s.queueFacts[cq]
+	if !ok {
+		f = &queueFacts{}
+		if cq != nil {
+			f = &queueFacts{strategy: cq.QueueingStrategy, policy: cq.Preemption, flavorChoice: severalFlavors(*cq)}
+		}
+		s.queueFacts[cq] = f
+	}
+	return f
 }
 
 // World is what a driver knows that the scheduler does not keep itself: the cluster as
@@ -206,9 +233,7 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	e.root = s.rootOf(e.res.ClusterQueue)
 	e.class = ClassKey(e.res.ClusterQueue, e.shape, w.Priority)
 	e.quotaClass = s.quotaClassOf(e)
-	if cq, ok := s.resolver.ClusterQueue(e.res.ClusterQueue); ok {
-		e.strategy, e.policy, e.flavorChoice = cq.QueueingStrategy, cq.Preemption, severalFlavors(*cq)
-	}
+	e.cq = s.queueFactsOf(e.res.ClusterQueue)
 	e.nodePreempts = s.preemptsOnNodes(e)
 	s.nodePreemptors = s.nodePreemptors || e.nodePreempts
 	s.wls[id] = e
