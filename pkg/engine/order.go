@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -21,7 +22,20 @@ type headKey struct {
 	lqUsage    int64
 	queued     int64
 	created    int64
+	// idHi and idLo are the first 16 bytes of id, big-endian: workloads submitted
+	// together tie on every other field, and comparing numbers spares reading the
+	// strings (a cache miss each in heaps of thousands).
+	idHi, idLo uint64
 	id         string
+}
+
+// idPrefix packs the first 16 bytes of id big-endian, zero-padded: prefixes order as
+// the strings do, and equal prefixes leave the order to the strings (IDs hold no zero
+// bytes).
+func idPrefix(id string) (hi, lo uint64) {
+	var b [16]byte
+	copy(b[:], id)
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 }
 
 func (a headKey) less(b headKey) bool {
@@ -38,6 +52,10 @@ func (a headKey) less(b headKey) bool {
 		return a.queued < b.queued
 	case a.created != b.created:
 		return a.created < b.created
+	case a.idHi != b.idHi:
+		return a.idHi < b.idHi
+	case a.idLo != b.idLo:
+		return a.idLo < b.idLo
 	}
 	return a.id < b.id
 }
@@ -71,6 +89,8 @@ func (k *keyer) share(cq string) int64 {
 }
 
 func (k *keyer) key(p Pending) headKey {
+	id := string(p.id())
+	hi, lo := idPrefix(id)
 	return headKey{
 		preempting: len(k.nominated) > 0 && len(k.nominated[p.id()]) > 0,
 		priority:   p.Workload.Priority,
@@ -78,7 +98,9 @@ func (k *keyer) key(p Pending) headKey {
 		lqUsage:    p.LocalQueueUsage,
 		queued:     p.QueuedAt.UnixNano(),
 		created:    p.Workload.Created.UnixNano(),
-		id:         string(p.id()),
+		idHi:       hi,
+		idLo:       lo,
+		id:         id,
 	}
 }
 

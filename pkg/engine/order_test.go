@@ -7,6 +7,7 @@ import (
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"pgregory.net/rapid"
 )
 
 // Pending workloads of one ClusterQueue are tried by priority, then age, then name, and
@@ -85,4 +86,21 @@ func TestVisitsMergeHandedInMembers(t *testing.T) {
 	if positions(v)["ns/d"] != 4 || !v.fetched["ns/b"] || v.fetched["ns/c"] {
 		t.Errorf("positions %v, handed in %v", v.pos, v.fetched)
 	}
+}
+
+// Property: keys that tie on every field but the ID order as their IDs do, whatever
+// the IDs' lengths and shared prefixes (the packed prefix only spares reading them).
+func TestHeadKeyOrdersByID(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		alphabet := rapid.SampledFrom([]rune("ab/-09z"))
+		gen := rapid.StringOfN(alphabet, 0, 24, -1)
+		base := rapid.StringOfN(alphabet, 0, 18, -1).Draw(t, "shared prefix")
+		a, b := base+gen.Draw(t, "a"), base+gen.Draw(t, "b")
+		ka, kb := headKey{id: a}, headKey{id: b}
+		ka.idHi, ka.idLo = idPrefix(a)
+		kb.idHi, kb.idLo = idPrefix(b)
+		if got, want := ka.less(kb), a < b; got != want {
+			t.Fatalf("less(%q, %q) = %v, want %v", a, b, got, want)
+		}
+	})
 }
