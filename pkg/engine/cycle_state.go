@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 
+	"github.com/gantry-sched/gantry/internal/scratch"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
@@ -15,7 +16,7 @@ import (
 func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.timedWakes(w)
 	s.backoffsOver(w.Now)
-	clear(s.chains) // its memory serves the next wakes
+	s.chains = scratch.Reset(s.chains)
 	s.wakeStrictQueues()
 	if s.freed {
 		s.wakeForCapacity(w)

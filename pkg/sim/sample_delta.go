@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gantry-sched/gantry/internal/scratch"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -26,8 +27,8 @@ func (s *Simulator) delta() StateDelta {
 	for _, name := range sortedSet(s.chg.nodes) {
 		d.Nodes = append(d.Nodes, s.nodeRows(name)...)
 	}
-	clear(s.chg.nodes)
-	clear(s.chg.cqs)
+	s.chg.nodes = scratch.Reset(s.chg.nodes)
+	s.chg.cqs = scratch.Reset(s.chg.cqs)
 	return d
 }
 
@@ -66,7 +67,7 @@ func (s *Simulator) deltaWorkloads(d *StateDelta) {
 			d.Resolved = append(d.Resolved, string(id))
 		}
 	}
-	clear(s.chg.wls)
+	s.chg.wls = scratch.Reset(s.chg.wls)
 }
 
 // count is a queue's pending and running tallies.
