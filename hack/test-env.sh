@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hack/test-env.sh provides what the integration tests need, outside the work tree:
-#   - etcd (Debian's etcd-server package) on PATH;
+#   - a C compiler for cgo (go-nvml) and etcd (Debian's etcd-server package) on PATH;
 #   - kube-apiserver and kube-controller-manager built from the pinned
 #     k8s.io/kubernetes release through the wrapper module in hack/kube, cached in
 #     ${GANTRY_CACHE:-$HOME/.cache/gantry}/k8s/<version>/bin.
@@ -34,6 +34,18 @@ ensure_etcd() {
 	fi
 }
 
+# go-nvml (the node agent's NVML) is cgo: the build needs a C compiler.
+ensure_cc() {
+	if command -v "${CC:-gcc}" >/dev/null 2>&1 || command -v cc >/dev/null 2>&1; then return 0; fi
+	log "installing gcc from apt (go-nvml needs cgo)"
+	as_root apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq gcc libc6-dev >/dev/null 2>&1 || true
+	if ! command -v gcc >/dev/null 2>&1; then
+		log "no C compiler after installing gcc"
+		return 1
+	fi
+}
+
 build_kube() {
 	if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then return 0; fi
 	mkdir -p "$CACHE/k8s/$K8S_VERSION"
@@ -54,5 +66,6 @@ build_kube() {
 	log "built in $(($(date +%s) - start))s"
 }
 
+ensure_cc
 ensure_etcd
 build_kube

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cli
 
 import (
@@ -14,34 +16,44 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gantry-sched/gantry/internal/testing/mocknode/nvmlmock"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/deviceplugin"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/kubenode"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml/mock"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migparted"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/pluginconfig"
 )
 
 // nodeAgentFlags are the node agent's settings, read once.
 type nodeAgentFlags struct {
 	dryRun          bool
 	mock            string
+	nvmlLibrary     string
 	mode            string
 	replicas        int
 	renameByDefault bool
 	migStrategy     string
-	migLayout       string
+	migConfig       string
+	migConfigFile   string
+	migPassive      bool
 	kubeletDir      string
 	nodeName        string
 	kubeconfig      string
 	podResources    string
 	migPoll         time.Duration
+	failMulti       bool
+	pluginConfig    string
+	rebootCommand   []string
+	machineFile     string
 }
 
 // newNodeAgentCommand builds `gantry node-agent`: GPU discovery, labels, device plugin,
@@ -49,12 +61,14 @@ type nodeAgentFlags struct {
 func newNodeAgentCommand() *cobra.Command {
 	var f nodeAgentFlags
 	cmd := &cobra.Command{
-		Use:   "node-agent [--dry-run] [--mock dgx-a100]",
+		Use:   "node-agent [--dry-run] [--mock dgx-a100|dgx-h100|dgx-h200|dgx-b200]",
 		Short: "Discover the node's GPUs, label the node and serve the kubelet device plugin",
-		Long: "node-agent reads the GPUs through NVML (or, with --mock dgx-a100, a simulated DGX A100),\n" +
-			"prints the device model and the node labels it would apply (--dry-run), or serves the\n" +
-			"kubelet device plugin and watches GPU health until stopped. --mig-layout applies a MIG\n" +
-			"layout first (only to the mock in --dry-run).",
+		Long: "node-agent reads the GPUs through NVML (libnvidia-ml, loaded at run time; or, with --mock,\n" +
+			"one of go-nvml's simulated DGX machines), prints the device model and the node labels it\n" +
+			"would apply (--dry-run), or serves the kubelet device plugin, watches GPU health and runs the\n" +
+			"MIG manager until stopped. --mig-config applies a config of the mig-parted file first (only\n" +
+			"to a mock, with --dry-run). " + nodeagent.EnvDisableHealthChecks + " switches health checks off\n" +
+			"(all, xids) or ignores more XIDs (a comma list), as for NVIDIA's device plugin.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runNodeAgent(cmd, f)
@@ -62,25 +76,49 @@ func newNodeAgentCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the discovered model, devices and labels, and exit")
-	fl.StringVar(&f.mock, "mock", "", "use a simulated node instead of NVML: dgx-a100")
+	fl.StringVar(&f.mock, "mock", "", "use a simulated node instead of NVML: "+strings.Join(nvmlmock.Machines(), ", "))
+	fl.StringVar(&f.nvmlLibrary, "nvml-library", "", "path of libnvidia-ml (default: libnvidia-ml.so.1 from the library path)")
 	fl.StringVar(&f.mode, "sharing", "exclusive", "GPU sharing: exclusive, mig, time-slicing, mps or fractional")
 	fl.IntVar(&f.replicas, "replicas", 0, "replicas per GPU for time-slicing and mps")
 	fl.BoolVar(&f.renameByDefault, "rename-by-default", false, "advertise replicas as nvidia.com/gpu.shared")
 	fl.StringVar(&f.migStrategy, "mig-strategy", "single", "MIG strategy: single or mixed")
-	fl.StringVar(&f.migLayout, "mig-layout", "", "MIG layout to apply first (all-1g.5gb, all-balanced, custom:3g.20gb,4g.20gb, ...)")
+	fl.StringVar(&f.migConfig, "mig-config", "", "with --dry-run: a config of the mig-parted file to apply to the mock first (all-1g.5gb, all-balanced, ...)")
+	fl.StringVar(&f.migConfigFile, "mig-config-file", "", "mig-parted config file (version v1, mig-configs); default: mig-parted's default configs")
+	fl.BoolVar(&f.migPassive, "mig-passive", false, "leave MIG changes to NVIDIA's MIG manager: only read "+migprotocol.LabelConfig)
 	fl.StringVar(&f.kubeletDir, "kubelet-dir", pluginapi.DevicePluginPath, "the kubelet's device-plugin directory")
 	fl.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; empty: in-cluster config")
 	fl.StringVar(&f.podResources, "pod-resources-socket", "/var/lib/kubelet/pod-resources/kubelet.sock", "the kubelet's pod-resources socket")
-	fl.DurationVar(&f.migPoll, "mig-poll", 30*time.Second, "how often to check the node's "+nodeagent.AnnotationMIGLayout+" annotation")
+	fl.BoolVar(&f.failMulti, "fail-requests-greater-than-one", false, "time-slicing: refuse a container asking for more than one replica (MPS always does)")
+	fl.StringVar(&f.pluginConfig, "config", os.Getenv("CONFIG_FILE"), "NVIDIA device-plugin config file (version v1: flags.migStrategy, sharing.timeSlicing / sharing.mps); it replaces --sharing, --replicas, --rename-by-default and --fail-requests-greater-than-one (default $CONFIG_FILE)")
+	fl.StringSliceVar(&f.rebootCommand, "mig-reboot-command", nil, "command that reboots the node when a MIG mode change needs a GPU reset (e.g. chroot,/host,systemctl,reboot); unset: such a change fails with the reason")
+	fl.StringVar(&f.machineFile, "machine-type-file", "/sys/class/dmi/id/product_name", "file naming the machine type, for the nvidia.com/gpu.machine label (GFD's default)")
+	fl.DurationVar(&f.migPoll, "mig-poll", 30*time.Second, "how often to check the node's "+migprotocol.LabelConfig+" label")
 	return cmd
 }
 
-// sharing is the flags' sharing config, validated against nothing yet (discovery does).
-func (f nodeAgentFlags) sharing() (devices.Sharing, error) {
+// sharing is the sharing config of the flags, or of NVIDIA's device-plugin config file
+// when one is given (its warnings go to w); validated against nothing yet (discovery
+// does).
+func (f nodeAgentFlags) sharing(w io.Writer) (devices.Sharing, error) {
 	s := devices.Sharing{
 		Mode: devices.SharingMode(strings.ToLower(f.mode)), Replicas: f.replicas,
 		RenameByDefault: f.renameByDefault, MIGStrategy: devices.MIGStrategy(strings.ToLower(f.migStrategy)),
+		FailRequestsGreaterThanOne: f.failMulti,
+	}
+	if f.pluginConfig != "" {
+		c, err := pluginconfig.Load(f.pluginConfig)
+		if err != nil {
+			return s, err
+		}
+		for _, warn := range c.Warnings {
+			fmt.Fprintln(w, "warning: "+warn)
+		}
+		strategy := s.MIGStrategy
+		s = c.Sharing
+		if !c.MIGStrategySet || s.MIGStrategy == "" {
+			s.MIGStrategy = strategy
+		}
 	}
 	switch s.Mode {
 	case devices.Exclusive, devices.MIG, devices.TimeSlicing, devices.MPS, devices.Fractional:
@@ -90,62 +128,93 @@ func (f nodeAgentFlags) sharing() (devices.Sharing, error) {
 	if s.MIGStrategy != devices.MIGSingle && s.MIGStrategy != devices.MIGMixed {
 		return s, fmt.Errorf("--mig-strategy %q: want single or mixed", f.migStrategy)
 	}
-	if f.migLayout != "" {
+	if f.migConfig != "" {
 		s.Mode = devices.MIG
 	}
 	return s, nil
 }
 
-// openNVML returns the mock or the real library, initialised.
-func openNVML(name string) (nvml.Interface, error) {
+// machineType is the DMI product name, as GPU Feature Discovery reads it; a mock is a
+// DGX of its kind, and an unreadable file leaves the label "unknown", as GFD does.
+func machineType(file, mock string) string {
+	if mock != "" {
+		return "NVIDIA DGX " + strings.ToUpper(strings.TrimPrefix(mock, "dgx-"))
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// rebooter is the MIG manager's reboot hook: none unless a command is given.
+func rebooter(argv []string) nodeagent.Rebooter {
+	if len(argv) == 0 {
+		return nil
+	}
+	return nodeagent.CommandRebooter{Argv: argv}
+}
+
+// openNVML returns the mock or the real library (go-nvml's dlopen loader), initialised.
+func openNVML(f nodeAgentFlags) (nvml.Interface, error) {
 	var lib nvml.Interface
-	switch name {
-	case "":
-		real, err := nvml.New()
+	library := "libnvidia-ml.so.1"
+	switch {
+	case f.mock != "":
+		m, err := nvmlmock.New(f.mock)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--mock: %w", err)
 		}
-		lib = real
-	case "dgx-a100":
-		lib = mock.NewDGXA100()
+		lib, library = m, "mock "+f.mock
+	case f.nvmlLibrary != "":
+		lib, library = nvml.New(nvml.WithLibraryPath(f.nvmlLibrary)), f.nvmlLibrary
 	default:
-		return nil, fmt.Errorf("--mock %q: the only simulated node is dgx-a100", name)
+		lib = nvml.New()
 	}
 	if r := lib.Init(); r != nvml.SUCCESS {
-		return nil, nvml.Wrap(r, "initialising NVML")
+		return nil, fmt.Errorf("initialising NVML (%s): %w", library, r)
 	}
 	return lib, nil
 }
 
 func runNodeAgent(cmd *cobra.Command, f nodeAgentFlags) error {
-	s, err := f.sharing()
+	s, err := f.sharing(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	if !f.dryRun && f.mock != "" {
-		return fmt.Errorf("--mock needs --dry-run: a simulated node cannot serve a real kubelet")
+	if !f.dryRun && (f.mock != "" || f.migConfig != "") {
+		return fmt.Errorf("--mock and --mig-config need --dry-run: a simulated node cannot serve a real kubelet, and a real node's MIG config comes from its %s label", migprotocol.LabelConfig)
 	}
-	lib, err := openNVML(f.mock)
+	// Read once, at the edge, as NVIDIA's device plugin reads it at start-up.
+	checks, err := nodeagent.ParseHealthChecks(os.Getenv(nodeagent.EnvDisableHealthChecks))
+	if err != nil {
+		return err
+	}
+	spec, err := migparted.LoadOrDefault(f.migConfigFile)
+	if err != nil {
+		return err
+	}
+	lib, err := openNVML(f)
 	if err != nil {
 		return err
 	}
 	defer lib.Shutdown()
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	log := &logUpdater{w: cmd.ErrOrStderr()}
-	if f.migLayout != "" {
-		st, err := nodeagent.NewMIGManager(lib, noGPUPods{}, log, s.MIGStrategy).Apply(ctx, f.migLayout)
-		if err != nil {
+	if f.migConfig != "" {
+		if f.mock == "" {
+			return fmt.Errorf("--mig-config applies only to a --mock machine")
+		}
+		if err := nodeagent.ApplyMIGConfig(lib, spec, f.migConfig); err != nil {
 			return err
 		}
-		if st.State != nodeagent.MIGApplied {
-			return fmt.Errorf("MIG layout %s", st.Annotation())
-		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "MIG config %s applied\n", f.migConfig)
 	}
 	d, err := nodeagent.Discover(lib, s)
 	if err != nil {
 		return err
 	}
+	d.Facts.MachineType = machineType(f.machineFile, f.mock)
 	inv, err := nodeagent.NewInventory(d, s)
 	if err != nil {
 		return err
@@ -153,7 +222,17 @@ func runNodeAgent(cmd *cobra.Command, f nodeAgentFlags) error {
 	if f.dryRun {
 		return printDiscovery(cmd.OutOrStdout(), d, inv, nodeagent.Labels(d, s))
 	}
-	return serveNodeAgent(ctx, cmd.ErrOrStderr(), f, lib, d, inv, s)
+	return serveNodeAgent(ctx, cmd.ErrOrStderr(), f, agentParts{lib: lib, d: d, inv: inv, sharing: s, checks: checks, spec: spec})
+}
+
+// agentParts are what the serving agent runs on.
+type agentParts struct {
+	lib     nvml.Interface
+	d       *nodeagent.Discovery
+	inv     *nodeagent.Inventory
+	sharing devices.Sharing
+	checks  nodeagent.HealthChecks
+	spec    *migparted.Spec
 }
 
 // agentEnv is what the serving node agent talks to.
@@ -185,24 +264,22 @@ func connect(w io.Writer, f nodeAgentFlags) (agentEnv, func(), error) {
 	return agentEnv{w: w, node: node, pods: lookup}, func() { conn.Close() }, nil
 }
 
-// serveNodeAgent labels the node, runs the device plugins, the health loop and the MIG
-// trigger until ctx ends. After a MIG re-layout it returns an error, so the DaemonSet
-// restarts the agent and it advertises the new devices.
-func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, lib nvml.Interface, d *nodeagent.Discovery, inv *nodeagent.Inventory, s devices.Sharing) error {
+// serveNodeAgent labels the node, runs the device plugins (re-registering whenever the
+// kubelet restarts), the health loop and the MIG manager until ctx ends. After a MIG
+// change it returns an error, so the DaemonSet restarts the agent and it advertises the
+// new devices.
+func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentParts) error {
 	env, closeEnv, err := connect(w, f)
 	if err != nil {
 		return err
 	}
 	defer closeEnv()
-	if err := env.node.SetLabels(ctx, nodeagent.Labels(d, s)); err != nil {
+	if err := env.node.SetLabels(ctx, nodeagent.Labels(p.d, p.sharing)); err != nil {
 		return err
 	}
-	if err := startPlugins(ctx, env, inv, f.kubeletDir); err != nil {
-		return err
-	}
-	hw, err := nodeagent.NewHealthWatcher(lib, d, inv, func(ev nodeagent.HealthEvent) {
+	hw, err := nodeagent.NewHealthWatcher(p.lib, p.d, p.inv, p.checks, func(ev nodeagent.HealthEvent) {
 		fmt.Fprintf(w, "unhealthy: %s (%s)\n", strings.Join(ev.IDs, ","), ev.Reason)
-		if err := env.node.SetUnhealthyDevices(ctx, inv.Unhealthy()); err != nil {
+		if err := env.node.SetUnhealthyDevices(ctx, p.inv.Unhealthy()); err != nil {
 			fmt.Fprintln(w, "error:", err)
 		}
 	})
@@ -211,7 +288,10 @@ func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, lib nvml
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go watchMIGTrigger(ctx, cancel, env, nodeagent.NewMIGManager(lib, env.node, env.node, s.EffectiveMIGStrategy()), f.migPoll)
+	go runPlugins(ctx, env, p.inv, f.kubeletDir)
+	mgr := nodeagent.NewMIGManager(p.lib, env.node, env.node, nodeagent.MIGOptions{
+		Load: func() (*migparted.Spec, error) { return migparted.LoadOrDefault(f.migConfigFile) }, Passive: f.migPassive, Reboot: rebooter(f.rebootCommand)})
+	go watchMIGConfig(ctx, cancel, env.w, mgr, f.migPoll, func() bool { return layoutChanged(p.lib, p.d) })
 	if err := hw.Run(ctx, 5000); err != nil {
 		return err
 	}
@@ -221,77 +301,65 @@ func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, lib nvml
 	return nil
 }
 
-// startPlugins starts and registers one device plugin per advertised resource; they
-// stop when ctx ends.
-func startPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir string) error {
-	alloc := nodeagent.NewAllocator(inv, env.pods, "")
-	for _, r := range inv.Resources() {
-		srv := deviceplugin.New(r, inv, alloc, filepath.Join(dir, deviceplugin.SocketName(r)))
-		if err := srv.Start(); err != nil {
-			return err
-		}
-		go func() { <-ctx.Done(); srv.Stop() }()
-		if err := srv.Register(ctx, filepath.Join(dir, filepath.Base(pluginapi.KubeletSocket))); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.w, "serving %s (%d devices)\n", r, len(inv.Devices(r)))
+// layoutChanged reports whether the GPUs' MIG modes or instances differ from d (what the
+// agent discovered at start and advertises); a failed read counts as a change.
+func layoutChanged(lib nvml.Interface, d *nodeagent.Discovery) bool {
+	now, err := nodeagent.Discover(lib, devices.Sharing{})
+	if err != nil || len(now.GPUs) != len(d.GPUs) {
+		return true
 	}
-	return nil
+	for i, g := range now.GPUs {
+		if g.MIGEnabled != d.GPUs[i].MIGEnabled || fmt.Sprint(g.Instances) != fmt.Sprint(d.GPUs[i].Instances) {
+			return true
+		}
+	}
+	return false
 }
 
-// watchMIGTrigger polls the node's MIG annotations; a layout that was applied ends the
-// agent (cancel with a cause) so it restarts with the new devices.
-func watchMIGTrigger(ctx context.Context, cancel context.CancelCauseFunc, env agentEnv, mgr *nodeagent.MIGManager, every time.Duration) {
+// runPlugins serves one device plugin per advertised resource and keeps them registered
+// with the kubelet (again after each kubelet restart) until ctx ends.
+func runPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir string) {
+	alloc := nodeagent.NewAllocator(inv, env.pods, "")
+	var servers []*deviceplugin.Server
+	for _, r := range inv.Resources() {
+		servers = append(servers, deviceplugin.New(r, inv, alloc, filepath.Join(dir, deviceplugin.SocketName(r))))
+	}
+	reg := deviceplugin.NewRegistrar(servers, filepath.Join(dir, filepath.Base(pluginapi.KubeletSocket)), 0,
+		func(err error) { fmt.Fprintln(env.w, "error: device plugin:", err) })
+	reg.Run(ctx, func() {
+		for _, r := range inv.Resources() {
+			fmt.Fprintf(env.w, "serving %s (%d devices)\n", r, len(inv.Devices(r)))
+		}
+	})
+}
+
+// watchMIGConfig reconciles the node's MIG config every poll; once a config is in place
+// and the GPUs no longer hold what the agent advertises (changed), it ends the agent
+// (cancel with a cause) so it restarts with the new devices.
+func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Writer, mgr *nodeagent.MIGManager, every time.Duration, changed func() bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	last := ""
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		n, err := env.node.Client.CoreV1().Nodes().Get(ctx, env.node.Name, metav1.GetOptions{})
+		st, err := mgr.Reconcile(ctx)
 		if err != nil {
-			fmt.Fprintln(env.w, "error: reading node:", err)
+			fmt.Fprintln(w, "error: MIG manager:", err)
 			continue
 		}
-		st, ran, err := mgr.Reconcile(ctx, n.Annotations)
-		if err != nil {
-			fmt.Fprintln(env.w, "error:", err)
+		if a := st.Annotation(); st.Config != "" && a != last {
+			fmt.Fprintf(w, "MIG config: %s\n", a)
+			last = a
 		}
-		if ran {
-			fmt.Fprintf(env.w, "MIG layout: %s\n", st.Annotation())
-		}
-		if ran && st.State == nodeagent.MIGApplied {
-			cancel(fmt.Errorf("MIG layout %s applied: restarting to advertise the new devices", st.Layout))
+		if st.State == migprotocol.Success && changed() {
+			cancel(fmt.Errorf("MIG config %s applied: restarting to advertise the new devices", st.Config))
 			return
 		}
 	}
-}
-
-// noGPUPods is the pod counter of --dry-run and of a node agent without API access.
-type noGPUPods struct{}
-
-func (noGPUPods) GPUPods(context.Context) (int, error) { return 0, nil }
-
-// logUpdater prints what would be written to the Node.
-type logUpdater struct{ w io.Writer }
-
-func (l *logUpdater) SetLabels(_ context.Context, labels map[string]string) error {
-	for _, k := range nodeagent.SortedLabelKeys(labels) {
-		fmt.Fprintf(l.w, "node label %s=%s\n", k, labels[k])
-	}
-	return nil
-}
-
-func (l *logUpdater) SetMIGStatus(_ context.Context, st nodeagent.MIGStatus) error {
-	fmt.Fprintf(l.w, "node annotation %s=%s\n", nodeagent.AnnotationMIGState, st.Annotation())
-	return nil
-}
-
-func (l *logUpdater) SetUnhealthyDevices(_ context.Context, ids []string) error {
-	fmt.Fprintf(l.w, "unhealthy devices: %s\n", strings.Join(ids, ","))
-	return nil
 }
 
 // printDiscovery writes the dry-run report.
@@ -306,6 +374,7 @@ func printDiscovery(w io.Writer, d *nodeagent.Discovery, inv *nodeagent.Inventor
 		}
 		fmt.Fprintf(w, "%-4d %-41s %-13s %-7d %-5d %s\n", g.Index, g.UUID, g.BusID, g.NVLinkDomain, g.PCIeSwitch, mig)
 	}
+	printProfiles(w, d)
 	fmt.Fprintln(w, "device plugin resources:")
 	for _, r := range inv.Resources() {
 		devs := inv.Devices(r)
@@ -320,4 +389,23 @@ func printDiscovery(w io.Writer, d *nodeagent.Discovery, inv *nodeagent.Inventor
 		fmt.Fprintf(w, "  %s=%s\n", k, labels[k])
 	}
 	return nil
+}
+
+// printProfiles lists the MIG profiles NVML offers on the first GPU with MIG on (NVML
+// lists them only then): name, NVML memory and start slots.
+func printProfiles(w io.Writer, d *nodeagent.Discovery) {
+	for _, g := range d.GPUs {
+		if len(g.Profiles) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "MIG profiles of GPU %d (NVML):\n", g.Index)
+		for _, p := range g.Profiles {
+			starts := make([]string, len(p.Placements))
+			for i, pl := range p.Placements {
+				starts[i] = fmt.Sprint(pl.Start)
+			}
+			fmt.Fprintf(w, "  %-16s %7d MiB  starts %s\n", p.Name, p.Memory, strings.Join(starts, ","))
+		}
+		return
+	}
 }

@@ -38,7 +38,7 @@ func NewRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newControllerCommand(), newConvertCommand(),
 		newSimulateCommand(), newExplainCommand(),
 		newValidateCommand(),
-		newNodeAgentCommand(),
+		newNodeAgentCommand(), newMIGCommand(),
 		newBenchCommand(),
 	)
 	return root

@@ -63,6 +63,9 @@ func (b *WorkloadWrapper) Requests(v resources.Vector) *WorkloadWrapper {
 }
 
 // CPU and GPUs set the per-pod CPU cores and whole GPUs (nvidia.com/gpu).
+// ContainerGPU sets the most GPU units one container of the last pod set asks for.
+func (b *WorkloadWrapper) ContainerGPU(n int64) *WorkloadWrapper { b.last().ContainerGPU = n; return b }
+
 func (b *WorkloadWrapper) CPU(cores int64) *WorkloadWrapper {
 	b.last().Requests[resources.CPU] = resources.Amount(cores * 1000)
 	return b

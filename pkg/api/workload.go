@@ -65,7 +65,10 @@ type PodSet struct {
 	MinCount int32 // pods of this set in the gang; 0 means Count
 	// Requests per pod: requests, or limits for extended resources without requests, the
 	// way Kubernetes defaults them; init containers counted as the scheduler counts them.
-	Requests          resources.Vector
+	Requests resources.Vector
+	// ContainerGPU is the most GPU units (nvidia.com/gpu or .shared) one container of a
+	// pod asks for; 0 when unknown (a trace), and then the pod counts as one container.
+	ContainerGPU      int64
 	NodeSelector      map[string]string
 	Affinity          *corev1.NodeSelector // required node affinity (terms ORed)
 	Tolerations       []corev1.Toleration

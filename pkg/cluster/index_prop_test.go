@@ -272,3 +272,41 @@ func TestTwinClasses(t *testing.T) {
 		t.Fatal("an untouched node lost its twin class in the next snapshot")
 	}
 }
+
+// Nodes whose sharing differs only in the one-replica rule or in per-resource replicas
+// are not twins: a container's fit differs between them.
+func TestTwinsTellSharingSettingsApart(t *testing.T) {
+	sliced := devices.Sharing{Mode: devices.TimeSlicing, Replicas: 2}
+	strict := sliced
+	strict.FailRequestsGreaterThanOne = true
+	perGPU := devices.Sharing{Mode: devices.TimeSlicing}
+	perGPU.Resources = []devices.ReplicatedResource{{Name: resources.NvidiaGPU, Replicas: 2, Devices: []string{"0"}}}
+	nodes := []cluster.Node{
+		gt.MakeNode("a").GPUs("T4", 2).Sharing(sliced).Obj(),
+		gt.MakeNode("b").GPUs("T4", 2).Sharing(sliced).Obj(),
+		gt.MakeNode("strict-a").GPUs("T4", 2).Sharing(strict).Obj(),
+		gt.MakeNode("strict-b").GPUs("T4", 2).Sharing(strict).Obj(),
+		gt.MakeNode("per-gpu").GPUs("T4", 2).Sharing(perGPU).Obj(),
+	}
+	base, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := base.Overlay()
+	class := func(name string) int32 {
+		i, _ := ov.NodeIndex(name)
+		if c, ok := ov.TwinClass(i); ok {
+			return c
+		}
+		return -1
+	}
+	if c := class("a"); c < 0 || class("b") != c {
+		t.Fatalf("alike sliced nodes: classes %d %d, want one", c, class("b"))
+	}
+	if c := class("strict-a"); c < 0 || class("strict-b") != c || c == class("a") {
+		t.Fatalf("strict nodes: classes %d %d (plain %d), want one class of their own", c, class("strict-b"), class("a"))
+	}
+	if c := class("per-gpu"); c >= 0 {
+		t.Fatalf("per-gpu node: class %d, want none", c)
+	}
+}

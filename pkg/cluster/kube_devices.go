@@ -9,7 +9,9 @@ import (
 )
 
 // devicesFromKube builds the node's GPUs from its GFD labels and reconciles them with the
-// device-plugin resources the node advertises (adv). Capacity wins on disagreement.
+// device-plugin resources the node advertises (adv). Capacity wins on disagreement. A
+// GPU model the labels do not name, or that the catalog does not know, is taken from the
+// cloud's labels or built as a generic GPU (gpuModel), with a warning.
 func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.NodeDevices, []Warning, error) {
 	product := n.Labels[LabelGPUProduct]
 	if product == "" && n.Labels[LabelAlibabaGPUModel] != "" {
@@ -20,15 +22,12 @@ func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.Node
 		return nil, nil, err
 	}
 	pluginTotal := pluginResources(adv)
-	if product == "" {
-		if !pluginTotal.IsZero() {
-			return nil, nil, n.errf("metadata.labels["+LabelGPUProduct+"]", "missing, but the node advertises %s: cannot tell the GPU model", pluginTotal)
-		}
+	if product == "" && pluginTotal.IsZero() {
 		return nil, nil, nil
 	}
-	model, err := devices.LookupModel(product)
+	model, assumed, err := n.gpuModel(product, pluginTotal)
 	if err != nil {
-		return nil, nil, n.errf("metadata.labels["+LabelGPUProduct+"]", "%v", err)
+		return nil, nil, err
 	}
 	sharing, err := n.sharingFromLabels()
 	if err != nil {
@@ -38,6 +37,9 @@ func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.Node
 		sharing.RenameByDefault = true
 	}
 	var warns []Warning
+	if assumed != nil {
+		warns = append(warns, assumed.warning)
+	}
 	if pluginTotal.IsZero() {
 		if labelCount > 0 {
 			warns = append(warns, n.warn(field, "labels say %d %s GPUs but the device plugin advertises none: the node has no usable GPUs", labelCount, model.ID))
@@ -50,6 +52,9 @@ func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.Node
 			warns = append(warns, n.warn("metadata.labels["+LabelGPUCount+"]", "says %d GPUs but %s advertises %d: using %d", labelCount, field, derived, derived))
 		}
 		count = derived
+	}
+	if count == 0 && assumed != nil {
+		count = assumed.count // the instance type's GPUs, when nothing else tells
 	}
 	if count == 0 {
 		return nil, nil, n.errf("metadata.labels["+LabelGPUCount+"]", "cannot tell how many GPUs back %s", pluginTotal)

@@ -123,7 +123,14 @@ func sameConfig(a *Node, ag []devices.GPU, b *Node, bg []devices.GPU) bool {
 func sameSharing(a, b devices.Sharing) bool {
 	return a.Mode == b.Mode && a.MIGStrategy == b.MIGStrategy && a.Layout == b.Layout && a.Replicas == b.Replicas &&
 		a.RenameByDefault == b.RenameByDefault && a.MPSMemoryLimit == b.MPSMemoryLimit &&
-		slices.EqualFunc(a.CustomProfiles, b.CustomProfiles, slices.Equal[[]string])
+		a.FailRequestsGreaterThanOne == b.FailRequestsGreaterThanOne &&
+		slices.EqualFunc(a.CustomProfiles, b.CustomProfiles, slices.Equal[[]string]) &&
+		slices.EqualFunc(a.Resources, b.Resources, sameReplicated)
+}
+
+func sameReplicated(a, b devices.ReplicatedResource) bool {
+	return a.Name == b.Name && a.Rename == b.Rename && a.Replicas == b.Replicas && a.DeviceCount == b.DeviceCount &&
+		slices.Equal(a.Devices, b.Devices)
 }
 
 // twinKey renders what sameConfig compares, so equal keys mean twins.
@@ -141,7 +148,15 @@ func twinKey(n *Node, gpus []devices.GPU) string {
 			"," + strconv.Itoa(g.PCIeSwitch) + strconv.FormatBool(g.Healthy))
 		s := g.Sharing
 		b.WriteString(strconv.Quote(string(s.Mode)) + strconv.Quote(string(s.MIGStrategy)) + strconv.Quote(s.Layout) +
-			strconv.Itoa(s.Replicas) + strconv.FormatBool(s.RenameByDefault) + strconv.FormatInt(int64(s.MPSMemoryLimit), 10))
+			strconv.Itoa(s.Replicas) + strconv.FormatBool(s.RenameByDefault) + strconv.FormatInt(int64(s.MPSMemoryLimit), 10) +
+			strconv.FormatBool(s.FailRequestsGreaterThanOne))
+		for _, r := range s.Resources {
+			b.WriteString("{" + strconv.Quote(string(r.Name)) + strconv.Quote(string(r.Rename)) + strconv.Itoa(r.Replicas) +
+				"," + strconv.Itoa(r.DeviceCount))
+			for _, d := range r.Devices {
+				b.WriteString(strconv.Quote(d))
+			}
+		}
 		for _, ps := range s.CustomProfiles {
 			b.WriteString("[")
 			for _, p := range ps {

@@ -93,6 +93,7 @@ func toAPIPodSet(in *v1alpha1.PodSet, field string) (api.PodSet, error) {
 		Count:         in.Count,
 		MinCount:      ptr.Deref(in.MinCount, 0),
 		Requests:      req,
+		ContainerGPU:  in.ContainerGPU,
 		NodeSelector:  in.NodeSelector,
 		Affinity:      in.NodeAffinity,
 		Tolerations:   in.Tolerations,

@@ -43,6 +43,7 @@ func WorkloadForJob(job *batchv1.Job) (*v1alpha1.Workload, error) {
 		Name:         "main",
 		Count:        count,
 		Requests:     PodRequests(&tmpl.Spec),
+		ContainerGPU: api.ContainerGPU(&tmpl.Spec),
 		NodeSelector: tmpl.Spec.NodeSelector,
 		Tolerations:  tmpl.Spec.Tolerations,
 	}

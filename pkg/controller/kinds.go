@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -97,7 +98,7 @@ func podSetFromTemplate(name string, count int32, tmpl map[string]any, field str
 	if count < 1 {
 		return v1alpha1.PodSet{}, fmt.Errorf("%s: %d replicas: want at least 1", field, count)
 	}
-	ps := v1alpha1.PodSet{Name: name, Count: count, Requests: PodRequests(&pt.Spec),
+	ps := v1alpha1.PodSet{Name: name, Count: count, Requests: PodRequests(&pt.Spec), ContainerGPU: api.ContainerGPU(&pt.Spec),
 		NodeSelector: pt.Spec.NodeSelector, Tolerations: pt.Spec.Tolerations,
 		TopologyRequest: topologyFromAnnotations(pt.Annotations)}
 	if a := pt.Spec.Affinity; a != nil && a.NodeAffinity != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -198,7 +199,7 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 				p.Namespace, p.Name, first.Name, g.name)
 		}
 	}
-	ps := v1alpha1.PodSet{Name: "main", Count: int32(size), Requests: req,
+	ps := v1alpha1.PodSet{Name: "main", Count: int32(size), Requests: req, ContainerGPU: api.ContainerGPU(&first.Spec),
 		NodeSelector: first.Spec.NodeSelector, Tolerations: first.Spec.Tolerations,
 		TopologyRequest: topologyFromAnnotations(first.Annotations)}
 	if a := first.Spec.Affinity; a != nil && a.NodeAffinity != nil {

@@ -32,10 +32,12 @@ func TestParseDeviceID(t *testing.T) {
 		want     devices.Device
 	}{
 		{"exclusive", "GPU-1", devices.Device{GPU: 1, Kind: devices.WholeGPU, Milli: 1000, Memory: 81920}},
-		{"mig", "GPU-0/mig-1g.5gb+me@3", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"1g.5gb+me", 3}, Milli: 142, Memory: 5120}},
-		{"mig", "GPU-0/mig-3g.20gb@4", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"3g.20gb", 4}, Milli: 428, Memory: 20480}},
+		{"mig", "GPU-0/mig-1g.5gb+me@3", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"1g.5gb+me", 3}, Milli: 142, Memory: 4864}},
+		// The Kubernetes spelling of a +me profile reads into NVIDIA's.
+		{"mig", "GPU-0/mig-1g.5gb.me@3", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"1g.5gb+me", 3}, Milli: 142, Memory: 4864}},
+		{"mig", "GPU-0/mig-3g.20gb@4", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"3g.20gb", 4}, Milli: 428, Memory: 19968}},
 		// The catalog matches profile names without case; the device gets its spelling.
-		{"mig", "GPU-0/mig-1G.5GB@2", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"1g.5gb", 2}, Milli: 142, Memory: 5120}},
+		{"mig", "GPU-0/mig-1G.5GB@2", devices.Device{GPU: 0, Kind: devices.MIGDevice, Instance: devices.Instance{"1g.5gb", 2}, Milli: 142, Memory: 4864}},
 		{"slicing", "GPU-1/replica-3", devices.Device{GPU: 1, Kind: devices.ReplicaDevice, Replica: 3, Milli: 250, Memory: 4096}},
 		{"mps", "GPU-0/replica-2", devices.Device{GPU: 0, Kind: devices.ReplicaDevice, Replica: 2, Milli: 333, Memory: 4096}},
 		{"fraction", "GPU-1/share-250m", devices.Device{GPU: 1, Kind: devices.ShareDevice, Milli: 250}},

@@ -1,8 +1,14 @@
 // Package devices owns Gantry's GPU device model: pure accounting of what each GPU of a
 // node offers and which exact devices a pod holds. No I/O, no clocks, no randomness.
 //
-//   - Catalog (model.go, catalog.go): GPU models with memory, family and MIG geometry,
-//     looked up by canonical ID, GPU Feature Discovery product label or short name.
+//   - Catalog (model.go, catalog.go, catalog_mig.go, family.go): GPU models with memory,
+//     family, compute capability and MIG geometry (profile memory as NVML reports it),
+//     looked up by canonical ID, GPU Feature Discovery product label or short name;
+//     cloud.go maps GKE accelerator labels and cloud instance types onto models, and
+//     generic.go describes a GPU the catalog does not know from its memory alone.
+//   - Names (names.go): the MIG label keys and product values GPU Feature Discovery
+//     writes, in the Kubernetes spelling ("+me" becomes ".me"; resources.MIGResource
+//     builds the resource names).
 //   - MIG (layout.go): every profile with its real placement rule (memory slices taken,
 //     allowed start slots, per-GPU count, one +me instance per GPU); ValidateLayout
 //     accepts exactly what the hardware accepts; named layouts in mig-parted style

@@ -78,6 +78,11 @@ func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
 	if int64(len(reps)) >= r.Units {
 		return n.replicaAssignment(reps[:r.Units]), nil
 	}
+	if len(whole) == 0 && len(inst) == 0 && len(reps) == 0 {
+		if err := n.replicaRule(r, resources.NvidiaGPU); err != nil {
+			return Assignment{}, &Refusal{Resource: resources.NvidiaGPU, Reason: err.Error()}
+		}
+	}
 	return Assignment{}, &Refusal{Resource: resources.NvidiaGPU, Reason: fmt.Sprintf(
 		"need %d, free: %d whole GPUs, %d MIG instances, %d replicas (%d GPUs healthy of %d)",
 		r.Units, len(whole), len(inst), len(reps), n.healthyCount(), len(n.gpus))}
@@ -87,6 +92,9 @@ func (n *NodeDevices) fitReplicas(r Request, name resources.Name, count int64) (
 	var buf [scratchSlots]slot
 	reps := n.freeReplicas(r, name, buf[:0])
 	if int64(len(reps)) < count {
+		if err := n.replicaRule(r, name); len(reps) == 0 && err != nil {
+			return Assignment{}, &Refusal{Resource: name, Reason: err.Error()}
+		}
 		return Assignment{}, &Refusal{Resource: name, Reason: fmt.Sprintf("need %d replicas, %d free", count, len(reps))}
 	}
 	return n.replicaAssignment(reps[:count]), nil
@@ -225,7 +233,8 @@ func (n *NodeDevices) freeInstances(r Request, profile string, strategy MIGStrat
 func (n *NodeDevices) freeReplicas(r Request, name resources.Name, out []slot) []slot {
 	for i := range n.gpus {
 		g := &n.gpus[i]
-		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name {
+		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name ||
+			g.spec.Sharing.CheckContainerReplicas(name, r.containerReplicas()) != nil {
 			continue
 		}
 		free := g.freeReplicaCount()
@@ -237,6 +246,21 @@ func (n *NodeDevices) freeReplicas(r Request, name resources.Name, out []slot) [
 	}
 	sortFullestFirst(out)
 	return out
+}
+
+// replicaRule is the one-replica-per-container refusal of the first replicated GPU
+// serving name that the request's largest container breaks; nil when none does.
+func (n *NodeDevices) replicaRule(r Request, name resources.Name) error {
+	for i := range n.gpus {
+		g := &n.gpus[i]
+		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name {
+			continue
+		}
+		if err := g.spec.Sharing.CheckContainerReplicas(name, r.containerReplicas()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sortFullestFirst orders slots by their GPU's free count, then position, then slot

@@ -126,8 +126,8 @@ func TestCapacityAndFree(t *testing.T) {
 	}{
 		{"exclusive", gt.MakeDevices("H100", 8), "gantry.dev/gpu-memory=655360,gantry.dev/gpu-milli=8000,nvidia.com/gpu=8"},
 		{"mig mixed balanced", gt.MakeDevices("A100", 1).MIG(devices.MIGMixed, "all-balanced"),
-			"gantry.dev/gpu-memory=40960,gantry.dev/gpu-milli=997,nvidia.com/mig-1g.5gb=2,nvidia.com/mig-2g.10gb=1,nvidia.com/mig-3g.20gb=1"},
-		{"mig single", gt.MakeDevices("A100", 2).MIG(devices.MIGSingle, "all-1g.5gb"), "gantry.dev/gpu-memory=71680,gantry.dev/gpu-milli=1988,nvidia.com/gpu=14"},
+			"gantry.dev/gpu-memory=39552,gantry.dev/gpu-milli=997,nvidia.com/mig-1g.5gb=2,nvidia.com/mig-2g.10gb=1,nvidia.com/mig-3g.20gb=1"},
+		{"mig single", gt.MakeDevices("A100", 2).MIG(devices.MIGSingle, "all-1g.5gb"), "gantry.dev/gpu-memory=68096,gantry.dev/gpu-milli=1988,nvidia.com/gpu=14"},
 		{"time-slicing renamed", gt.MakeDevices("T4", 2).TimeSlicing(4, true), "gantry.dev/gpu-memory=32768,gantry.dev/gpu-milli=2000,nvidia.com/gpu.shared=8"},
 		{"mps with limit", gt.MakeDevices("A100", 1).MPS(4, 8192), "gantry.dev/gpu-memory=32768,gantry.dev/gpu-milli=1000,nvidia.com/gpu=4"},
 		{"fractional", gt.MakeDevices("V100", 2).Fractional(), "gantry.dev/gpu-memory=32768,gantry.dev/gpu-milli=2000,nvidia.com/gpu=2"},
@@ -239,7 +239,7 @@ func TestNewNodeDevicesWith(t *testing.T) {
 		{name: "known model used", models: []devices.Model{h100}, gpus: []devices.GPU{{Index: 0, Model: h100.ID, Healthy: true}}, wantMemory: 80 * 1024},
 		{name: "other model looked up", models: []devices.Model{h100}, gpus: []devices.GPU{{Index: 0, Model: t4.ID, Healthy: true}, {Index: 1, Model: h100.ID, Healthy: true}}, wantMemory: 96 * 1024},
 		{name: "no models", gpus: []devices.GPU{{Index: 0, Model: "L4", Healthy: true}}, wantMemory: 24 * 1024},
-		{name: "unknown model", models: []devices.Model{h100}, gpus: []devices.GPU{{Index: 3, Model: "B300", Healthy: true}}, wantErr: "GPU-3: model"},
+		{name: "unknown model", models: []devices.Model{h100}, gpus: []devices.GPU{{Index: 3, Model: "Z9", Healthy: true}}, wantErr: "GPU-3: model"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,7 +26,8 @@ const (
 // model m: every profile exists, every instance starts at one of its profile's slots,
 // no two instances share a memory slice, the compute slices add up to at most the
 // model's (implied by the slot rules on every catalogued model; kept as a guard), no
-// profile exceeds its per-GPU count and at most one +me instance exists.
+// profile exceeds its per-GPU count, at most one +me instance exists and a +me.all
+// instance shares the GPU only with -me ones.
 func (m Model) ValidateLayout(l []Instance) error {
 	if m.MIG == nil {
 		if len(l) == 0 {
@@ -66,6 +67,26 @@ func (m Model) ValidateLayout(l []Instance) error {
 	}
 	if media > 1 {
 		return fmt.Errorf("layout %v has %d media-extension (+me) instances, at most one per GPU", l, media)
+	}
+	return m.checkAllMedia(l)
+}
+
+// checkAllMedia enforces +me.all: such an instance takes every media engine of the GPU,
+// so every other instance must be a -me (no media) one.
+func (m Model) checkAllMedia(l []Instance) error {
+	all := -1
+	for i, in := range l {
+		if p, _ := m.Profile(in.Profile); p.AllMedia {
+			all = i
+		}
+	}
+	if all < 0 {
+		return nil
+	}
+	for i, in := range l {
+		if p, _ := m.Profile(in.Profile); i != all && !p.NoMedia {
+			return fmt.Errorf("instance %d: %s takes every media engine (+me.all), so %s must be a -me profile", i, l[all], in)
+		}
 	}
 	return nil
 }
@@ -170,11 +191,9 @@ func (m Model) LayoutProfiles(s Sharing, gpu, gpus int) ([]string, error) {
 	case layout == LayoutBalanced:
 		return m.MIG.Balanced, nil
 	case strings.HasPrefix(layout, layoutAllPre):
-		// mig-parted spells +me profiles with a dot ("all-1g.10gb.me").
+		// mig-parted names layouts in the Kubernetes spelling ("all-1g.10gb.me",
+		// "all-1g.24gb.me.all"); Profile reads both.
 		name := strings.TrimPrefix(layout, layoutAllPre)
-		if strings.HasSuffix(name, "gb.me") {
-			name = strings.TrimSuffix(name, ".me") + "+me"
-		}
 		p, ok := m.Profile(name)
 		if !ok {
 			return nil, fmt.Errorf("layout %q: %s has no MIG profile %q (profiles: %s)", s.Layout, m.ID, name, strings.Join(m.ProfileNames(), ", "))

@@ -40,6 +40,14 @@ func TestValidateLayoutKnownCases(t *testing.T) {
 		{"A30 2g+1g+1g", "A30", "2g.12gb@0 1g.6gb@2 1g.6gb@3", ""},
 		{"A30 1g.6gb+me and 2g.12gb+me", "A30", "1g.6gb+me@0 2g.12gb+me@2", "media-extension"},
 		{"non-MIG model", "T4", "1g.5gb@0", "does not support MIG"},
+		{"Kubernetes spelling of +me", "A100", "1g.5gb.me@0 1g.5gb@1", ""},
+		{"B200 balanced", "B200", "2g.45gb@0 1g.23gb@2 1g.23gb@3 3g.90gb@4", ""},
+		{"B200 1g.45gb at odd slot", "B200", "1g.45gb@1", "cannot start"},
+		{"RTX +me.all with -me", "RTX-PRO-6000", "1g.24gb+me.all@0 1g.24gb-me@1 2g.48gb-me@2", ""},
+		{"RTX +me.all with a media instance", "RTX-PRO-6000", "1g.24gb+me.all@0 1g.24gb@1", "must be a -me profile"},
+		{"RTX two +me.all", "RTX-PRO-6000", "1g.24gb+me.all@0 2g.48gb+me.all@2", "must be a -me profile"},
+		{"RTX gfx fills the GPU", "RTX-PRO-6000", "1g.24gb+gfx@0 1g.24gb+gfx@1 1g.24gb+gfx@2 1g.24gb+gfx@3", ""},
+		{"RTX 4g with 1g", "RTX-PRO-6000", "4g.96gb@0 1g.24gb@3", "overlaps"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,6 +114,10 @@ func TestResolveLayout(t *testing.T) {
 		{"all-3g.40gb", "H100", devices.Sharing{Mode: devices.MIG, Layout: "all-3g.40gb"}, 1, []string{"3g.40gb@0 3g.40gb@4"}},
 		{"all-1g.5gb.me (mig-parted spelling)", "A100", devices.Sharing{Mode: devices.MIG, Layout: "all-1g.5gb.me"}, 1, []string{"1g.5gb+me@0"}},
 		{"all-balanced H100", "H100", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, []string{"2g.20gb@0 1g.10gb@2 1g.10gb@3 3g.40gb@4"}},
+		{"all-1g.24gb.me.all (mig-parted spelling)", "RTX-PRO-6000", devices.Sharing{Mode: devices.MIG, Layout: "all-1g.24gb.me.all"}, 1, []string{"1g.24gb+me.all@0"}},
+		{"all-1g.24gb-me", "RTX-PRO-6000", devices.Sharing{Mode: devices.MIG, Layout: "all-1g.24gb-me"}, 1, []string{"1g.24gb-me@0 1g.24gb-me@1 1g.24gb-me@2 1g.24gb-me@3"}},
+		{"all-balanced B200", "B200", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, []string{"2g.45gb@0 1g.23gb@2 1g.23gb@3 3g.90gb@4"}},
+		{"all-balanced RTX PRO 6000", "RTX-PRO-6000", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, []string{"2g.48gb@0 1g.24gb@2 1g.24gb@3"}},
 		{"all-balanced A30", "A30", devices.Sharing{Mode: devices.MIG, Layout: "all-balanced"}, 1, []string{"2g.12gb@0 1g.6gb@2 1g.6gb@3"}},
 		{"custom one for all", "A100", devices.Sharing{Mode: devices.MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}}}, 2, []string{"7g.40gb@0", "7g.40gb@0"}},
 		{"custom per GPU", "A100", devices.Sharing{Mode: devices.MIG, Layout: "custom", CustomProfiles: [][]string{{"7g.40gb"}, {}}}, 2, []string{"7g.40gb@0", "-"}},

@@ -18,6 +18,9 @@ type Model struct {
 	ID ModelID
 	// Family is the architecture ("Ampere", "Hopper", ...).
 	Family string
+	// ComputeMajor and ComputeMinor are the CUDA compute capability (9.0 on Hopper); 0.0
+	// when unknown. GPU Feature Discovery derives its gpu.family label from them.
+	ComputeMajor, ComputeMinor int
 	// Memory is the nominal memory of one GPU (the marketing GB times 1024; nvidia-smi
 	// reports a little less, which no accounting here depends on).
 	Memory resources.MiB
@@ -27,6 +30,9 @@ type Model struct {
 	// Aliases are further names users write (short names, trace codes).
 	Products []string
 	Aliases  []string
+	// PCIDeviceIDs are the boards' PCI IDs as NVML reports them (device<<16 | 0x10DE), for
+	// mig-parted's device filters.
+	PCIDeviceIDs []uint32
 }
 
 // MIGGeometry is how a MIG-capable model is sliced.
@@ -39,14 +45,21 @@ type MIGGeometry struct {
 	Profiles []Profile
 	// Balanced is mig-parted's "all-balanced" layout for the model.
 	Balanced []string
+	// MemoryNominal is true where the profiles' MemoryMiB is the size their names state
+	// (1g.23gb = 23552 MiB) because NVML's own figure for the model was not available.
+	MemoryNominal bool
 }
 
 // Profile is one MIG GPU-instance profile and its placement rule.
 type Profile struct {
+	// Name is NVIDIA's spelling ("1g.10gb+me"); resources.MIGResource gives the Kubernetes one.
 	Name          string
 	ComputeSlices int
 	MemorySlices  int
-	Memory        resources.MiB
+	// MemoryMiB is the instance's memory as NVML reports it (A100-40GB 1g.5gb: 4864 MiB,
+	// less than the name says). Memory holds the same figure for older callers.
+	MemoryMiB resources.MiB
+	Memory    resources.MiB
 	// Starts are the memory slices an instance may start at; it then occupies
 	// MemorySlices consecutive slices.
 	Starts []int
@@ -54,6 +67,9 @@ type Profile struct {
 	MaxCount int
 	// MediaExtensions (+me) profiles own the GPU's media engines: one per GPU.
 	MediaExtensions bool
+	// AllMedia (+me.all) takes every media engine, so the other instances on the GPU
+	// must be NoMedia (-me) ones; Graphics (+gfx) instances also run graphics work.
+	AllMedia, NoMedia, Graphics bool
 }
 
 // Milli is the profile's share of the GPU in the common accounting unit: its compute
@@ -78,11 +94,13 @@ func (p Profile) allowsStart(start int) bool {
 	return false
 }
 
-// Profile returns the MIG profile of m with the given name (case-insensitive).
+// Profile returns the MIG profile of m with the given name (case-insensitive), in
+// NVIDIA's spelling or the Kubernetes one ("1g.10gb+me" or "1g.10gb.me").
 func (m Model) Profile(name string) (Profile, bool) {
 	if m.MIG == nil {
 		return Profile{}, false
 	}
+	name = resources.CanonicalMIGProfile(name)
 	for _, p := range m.MIG.Profiles {
 		if strings.EqualFold(p.Name, name) {
 			return p, true
@@ -111,10 +129,25 @@ func Models() []Model {
 	return ms
 }
 
+// MIGModels are the catalog's MIG-capable models, sorted by ID.
+func MIGModels() []Model {
+	var out []Model
+	for _, m := range Models() {
+		if m.MIG != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // LookupModel finds a model by canonical ID, GPU Feature Discovery product label
 // (with GFD's "-SHARED" and "-MIG-<profile>" suffixes stripped) or short name, ignoring
-// case, spaces and underscores.
+// case, spaces and underscores. A generic model's ID (GenericModel) reads back into the
+// same generic model.
 func LookupModel(name string) (Model, error) {
+	if m, ok, err := lookupGeneric(name); ok {
+		return m, err
+	}
 	key := normalizeModelName(name)
 	if key == "" {
 		return Model{}, fmt.Errorf("GPU model name is empty")

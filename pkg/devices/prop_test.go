@@ -179,7 +179,7 @@ func TestPropCloneIsIndependent(t *testing.T) {
 // from ValidateLayout so the two can be compared.
 func bruteValid(m devices.Model, l []devices.Instance) bool {
 	var mask uint32
-	compute, media := 0, 0
+	compute, media, allMedia, withMedia := 0, 0, 0, 0
 	count := map[string]int{}
 	for _, in := range l {
 		p, ok := m.Profile(in.Profile)
@@ -200,8 +200,15 @@ func bruteValid(m devices.Model, l []devices.Instance) bool {
 		if p.MediaExtensions {
 			media++
 		}
+		if p.AllMedia {
+			allMedia++
+		}
+		if !p.NoMedia {
+			withMedia++
+		}
 	}
-	return compute <= m.MIG.ComputeSlices && media <= 1
+	// A +me.all instance takes every media engine: the rest must be -me instances.
+	return compute <= m.MIG.ComputeSlices && media <= 1 && (allMedia == 0 || withMedia == 1)
 }
 
 // bruteExists enumerates every start assignment of the profiles.
@@ -217,20 +224,10 @@ func bruteExists(m devices.Model, profiles []string, placed []devices.Instance) 
 	return false
 }
 
-func migModels() []devices.Model {
-	var out []devices.Model
-	for _, m := range devices.Models() {
-		if m.MIG != nil {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // Property: ValidateLayout accepts exactly the layouts the brute-force rules accept.
 func TestPropValidateLayoutMatchesBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		m := rapid.SampledFrom(migModels()).Draw(t, "model")
+		m := rapid.SampledFrom(devices.MIGModels()).Draw(t, "model")
 		var l []devices.Instance
 		for i := range rapid.IntRange(0, 7).Draw(t, "n") {
 			p := rapid.SampledFrom(m.MIG.Profiles).Draw(t, fmt.Sprint("p", i))
@@ -252,7 +249,7 @@ func TestPropValidateLayoutMatchesBruteForce(t *testing.T) {
 // is valid and uses exactly the profiles asked for.
 func TestPropPackProfilesComplete(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		m := rapid.SampledFrom(migModels()).Draw(t, "model")
+		m := rapid.SampledFrom(devices.MIGModels()).Draw(t, "model")
 		names := rapid.SliceOfN(rapid.SampledFrom(m.ProfileNames()), 1, 5).Draw(t, "profiles")
 		got, err := m.PackProfiles(names)
 		if exists := bruteExists(m, names, nil); (err == nil) != exists {

@@ -10,7 +10,7 @@ import (
 
 // Request is the GPU part of one pod's requests. Exactly one kind is set: whole units
 // (nvidia.com/gpu), shared replicas (nvidia.com/gpu.shared), MIG instances
-// (nvidia.com/mig-<profile>), or a fraction of one GPU (gantry.dev/gpu-milli and/or
+// (nvidia.com/mig-<profile>, NVIDIA's "+" written as "."), or a fraction of one GPU (gantry.dev/gpu-milli and/or
 // gantry.dev/gpu-memory).
 type Request struct {
 	// Units is the nvidia.com/gpu count. What a unit is depends on the GPU: a whole GPU
@@ -28,6 +28,18 @@ type Request struct {
 	// ModelConstraint, when not empty, limits the request to GPUs of these models
 	// (e.g. the openb trace's gpu_spec). ParseRequest leaves it empty.
 	ModelConstraint []ModelID
+	// PerContainer is the most Units or Shared one container of the pod asks for (a
+	// replicated GPU may refuse more than one per container); 0 means one container asks
+	// for all of them. ParseRequest leaves it 0.
+	PerContainer int64
+}
+
+// containerReplicas is the largest replica count one container asks for.
+func (r Request) containerReplicas() int64 {
+	if r.PerContainer > 0 {
+		return r.PerContainer
+	}
+	return max(r.Units, r.Shared)
 }
 
 // MIGCount is a number of instances of one MIG profile.
@@ -91,6 +103,7 @@ func ParseRequest(v resources.Vector) (Request, error) {
 		case resources.GPUMemory:
 			r.Memory = resources.MiB(a)
 		default:
+			// Both spellings (mig-1g.10gb.me, mig-1g.10gb+me) name the same profile.
 			p, _ := name.MIGProfile()
 			r.MIG = append(r.MIG, MIGCount{Profile: p, Count: int64(a)})
 		}

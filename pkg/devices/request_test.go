@@ -145,3 +145,17 @@ func TestCommitRejectsBadAssignments(t *testing.T) {
 		t.Error("SetHealthy of a missing GPU accepted")
 	}
 }
+
+// Both spellings of a +me resource read into NVIDIA's profile name, and the request's
+// vector uses the Kubernetes spelling the device plugin advertises.
+func TestParseRequestMediaExtensionSpellings(t *testing.T) {
+	for _, name := range []resources.Name{"nvidia.com/mig-1g.5gb.me", "nvidia.com/mig-1g.5gb+me"} {
+		r, err := devices.ParseRequest(resources.Vector{name: 2})
+		if err != nil || len(r.MIG) != 1 || r.MIG[0] != (devices.MIGCount{Profile: "1g.5gb+me", Count: 2}) {
+			t.Fatalf("ParseRequest(%s) = %+v, %v", name, r, err)
+		}
+		if got := r.Vector()["nvidia.com/mig-1g.5gb.me"]; got != 2 {
+			t.Fatalf("Vector() = %s", r.Vector())
+		}
+	}
+}

@@ -2,6 +2,7 @@ package devices
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -51,19 +52,103 @@ func ValidateSharing(m Model, s Sharing) error {
 }
 
 func validateReplicas(m Model, s Sharing) error {
+	if len(s.Resources) > 0 {
+		return validateResources(m, s)
+	}
 	if s.Replicas < 1 {
 		return fmt.Errorf("sharing.replicas: %s needs at least 1 replica per GPU, got %d", s.EffectiveMode(), s.Replicas)
 	}
+	return validateMPSLimit(m, s, s.Replicas)
+}
+
+func validateMPSLimit(m Model, s Sharing, replicas int) error {
 	if s.MPSMemoryLimit < 0 {
 		return fmt.Errorf("sharing.mpsMemoryLimit: %d MiB is negative", s.MPSMemoryLimit)
 	}
 	if s.MPSMemoryLimit > 0 && s.EffectiveMode() != MPS {
 		return fmt.Errorf("sharing.mpsMemoryLimit: only applies to mode mps, not %s", s.EffectiveMode())
 	}
-	if total := s.MPSMemoryLimit * resources.MiB(s.Replicas); total > m.Memory {
-		return fmt.Errorf("sharing.mpsMemoryLimit: %d replicas x %d MiB exceeds the %d MiB of one %s", s.Replicas, s.MPSMemoryLimit, m.Memory, m.ID)
+	if total := s.MPSMemoryLimit * resources.MiB(replicas); total > m.Memory {
+		return fmt.Errorf("sharing.mpsMemoryLimit: %d replicas x %d MiB exceeds the %d MiB of one %s", replicas, s.MPSMemoryLimit, m.Memory, m.ID)
 	}
 	return nil
+}
+
+// validateResources checks NVIDIA's per-resource list: with it the node-wide Replicas
+// and the per-entry counts would disagree, so Replicas must be unset; each entry names
+// nvidia.com/gpu or a MIG profile of the model, at least one replica, a rename the device
+// model can serve and a device selection NVIDIA's syntax allows. MPS replicates whole
+// GPUs only: its limits are per GPU.
+func validateResources(m Model, s Sharing) error {
+	if s.Replicas != 0 {
+		return fmt.Errorf("sharing.replicas: %d set together with sharing.resources: give the replicas per resource", s.Replicas)
+	}
+	seen := map[resources.Name]bool{}
+	for i, r := range s.Resources {
+		field := fmt.Sprintf("sharing.resources[%d]", i)
+		if seen[r.Name] {
+			return fmt.Errorf("%s.name: %s is listed twice", field, r.Name)
+		}
+		seen[r.Name] = true
+		if err := validateResource(m, s, r); err != nil {
+			return fmt.Errorf("%s.%w", field, err)
+		}
+		if err := validateMPSLimit(m, s, r.Replicas); err != nil {
+			return fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	return nil
+}
+
+func validateResource(m Model, s Sharing, r ReplicatedResource) error {
+	profile, isMIG := r.Name.MIGProfile()
+	switch {
+	case r.Name != resources.NvidiaGPU && !isMIG:
+		return fmt.Errorf("name: %q is not replicable: want nvidia.com/gpu or nvidia.com/mig-<profile>", r.Name)
+	case isMIG && s.EffectiveMode() == MPS:
+		return fmt.Errorf("name: %s: MPS replicates whole GPUs only, not MIG devices", r.Name)
+	case isMIG && !hasProfile(m, profile):
+		return fmt.Errorf("name: %s: %s has no MIG profile %q", r.Name, m.ID, profile)
+	case r.Replicas < 1:
+		return fmt.Errorf("replicas: %s needs at least 1 replica, got %d", r.Name, r.Replicas)
+	case r.Rename != "" && r.Rename != r.Name && r.Rename != r.Name+SharedSuffix:
+		return fmt.Errorf("rename: %q: the device model serves %s or %s%s only", r.Rename, r.Name, r.Name, SharedSuffix)
+	case r.DeviceCount < 0:
+		return fmt.Errorf("devices: count %d is negative", r.DeviceCount)
+	case r.DeviceCount > 0 && len(r.Devices) > 0:
+		return fmt.Errorf("devices: a count and a list are exclusive")
+	}
+	for _, d := range r.Devices {
+		if !validDeviceRef(d) {
+			return fmt.Errorf("devices: %q: want all, a GPU index, <gpu>:<mig> or a GPU-/MIG- UUID", d)
+		}
+	}
+	return nil
+}
+
+// hasProfile accepts the catalog's spelling and NVIDIA's resource spelling ("+me" as ".me").
+func hasProfile(m Model, profile string) bool {
+	if _, ok := m.Profile(profile); ok {
+		return true
+	}
+	_, ok := m.Profile(strings.Replace(profile, ".me", "+me", 1))
+	return ok
+}
+
+// validDeviceRef is NVIDIA's device list syntax.
+func validDeviceRef(d string) bool {
+	if d == "all" || strings.HasPrefix(d, "GPU-") || strings.HasPrefix(d, "MIG-") {
+		return len(d) > 4 || d == "all"
+	}
+	gpu, mig, isMIG := strings.Cut(d, ":")
+	if _, ok := parseIndex(gpu); !ok {
+		return false
+	}
+	if !isMIG {
+		return true
+	}
+	_, ok := parseIndex(mig)
+	return ok
 }
 
 func validateMIG(m Model, s Sharing) error {

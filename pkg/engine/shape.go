@@ -27,6 +27,9 @@ func ShapeKey(w *api.Workload) string {
 		b.WriteString(strconv.Itoa(int(ps.MinCount)))
 		b.WriteByte(':')
 		b.WriteString(ps.Requests.String())
+		if ps.ContainerGPU > 0 {
+			b.WriteString("/c" + strconv.FormatInt(ps.ContainerGPU, 10))
+		}
 		b.WriteByte(':')
 		b.WriteString(sortedMap(ps.NodeSelector))
 		b.WriteByte(':')

@@ -160,6 +160,13 @@ func TestLoadErrors(t *testing.T) {
 			wantMsg:   `MIG profile "9g.99gb" exists on no known GPU model`,
 		},
 		{
+			name:     "MIG resource in NVIDIA's + spelling",
+			input:    docs(queueSetup(), k8s.MakeJob("ns", "j").KueueQueue("q").Limit("nvidia.com/mig-1g.10gb+me", "1").YAML()),
+			wantLine: 55, wantKind: "Job", wantName: "ns/j",
+			wantField: "spec.template.spec.containers[0].resources.limits[nvidia.com/mig-1g.10gb+me]",
+			wantMsg:   `nvidia.com/mig-1g.10gb+me is not a valid resource name: write nvidia.com/mig-1g.10gb.me`,
+		},
+		{
 			name: "NodePool MIG profile unknown for its model",
 			input: "apiVersion: gantry.dev/v1alpha1\nkind: NodePool\nmetadata:\n  name: p\nspec:\n  count: 1\n  cpu: \"8\"\n  memory: 64Gi\n" +
 				"  gpu:\n    model: A100-SXM4-40GB\n    perNode: 8\n    sharing:\n      mode: mig\n      layout: all-1g.20gb\n",

@@ -122,3 +122,34 @@ func TestQuantityUnits(t *testing.T) {
 		t.Errorf("requests = %v", req)
 	}
 }
+
+// Nodes of GPUs the catalog learnt lately, or does not know, load; a node that gives no
+// way to tell its GPUs' memory is an error naming the node's field.
+func TestNodeGPUModels(t *testing.T) {
+	node := func(labels, alloc string) string {
+		return "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {" + labels + "}\nstatus:\n  allocatable: {" + alloc + "}\n"
+	}
+	tests := []struct {
+		name, yaml string
+		wantErr    string // "" = loads
+	}{
+		{"GFD B200", node(`nvidia.com/gpu.product: NVIDIA-B200, nvidia.com/gpu.count: "8"`, `nvidia.com/gpu: "8"`), ""},
+		{"GFD RTX PRO 6000 MIG", node(`nvidia.com/gpu.product: NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition, nvidia.com/gpu.count: "1", `+
+			`nvidia.com/mig.strategy: mixed, nvidia.com/mig.config: all-balanced`, `nvidia.com/mig-1g.24gb: "2", nvidia.com/mig-2g.48gb: "1"`), ""},
+		{"GKE accelerator only", node(`cloud.google.com/gke-accelerator: nvidia-l4`, `nvidia.com/gpu: "1"`), ""},
+		{"EKS instance type only", node(`node.kubernetes.io/instance-type: p5.48xlarge`, `nvidia.com/gpu: "8"`), ""},
+		{"unknown product with memory", node(`nvidia.com/gpu.product: NVIDIA-X300, nvidia.com/gpu.memory: "196608"`, `nvidia.com/gpu: "4"`), ""},
+		{"unknown product without memory", node(`nvidia.com/gpu.product: NVIDIA-X300`, `nvidia.com/gpu: "4"`), "metadata.labels[nvidia.com/gpu.product]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadBytes("nodes.yaml", []byte(tc.yaml))
+			if tc.wantErr == "" && err != nil {
+				t.Fatalf("want the node to load, got %v", err)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "nodes.yaml")) {
+				t.Fatalf("want an error naming the file and %q, got %v", tc.wantErr, err)
+			}
+		})
+	}
+}

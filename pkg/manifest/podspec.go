@@ -3,6 +3,7 @@ package manifest
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -22,6 +23,7 @@ func podSet(name string, count int32, t corev1.PodTemplateSpec, path string, c e
 		Name:              name,
 		Count:             count,
 		Requests:          podRequests(spec, joinKey(path, "spec"), c),
+		ContainerGPU:      api.ContainerGPU(&spec),
 		NodeSelector:      spec.NodeSelector,
 		Tolerations:       spec.Tolerations,
 		PriorityClassName: spec.PriorityClassName,
@@ -100,10 +102,16 @@ func containerRequests(ct corev1.Container, path string, c errs) resources.Vecto
 	return out
 }
 
-// checkMIGResource rejects nvidia.com/mig-<profile> when no GPU model has that profile.
+// checkMIGResource rejects nvidia.com/mig-<profile> when no GPU model has that profile,
+// and NVIDIA's "+" spelling, which no Kubernetes resource name may hold (the device
+// plugin advertises nvidia.com/mig-1g.10gb.me).
 func checkMIGResource(n resources.Name, path string, c errs) {
 	p, ok := n.MIGProfile()
 	if !ok {
+		return
+	}
+	if want := resources.MIGResource(p); want != n && strings.Contains(string(n), "+") {
+		c.add(path, "%s is not a valid resource name: write %s", n, want)
 		return
 	}
 	for _, m := range devices.Models() {

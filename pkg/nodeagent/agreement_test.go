@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"pgregory.net/rapid"
+
+	"github.com/gantry-sched/gantry/internal/testing/mocknode/nvmlmock"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml/mock"
-	"pgregory.net/rapid"
 )
 
-// migGPU is GPU 0 of a fresh mock with MIG on, and the mock's profiles by name.
+// migGPU is GPU 0 of a fresh go-nvml DGX A100 mock (extended with NVML's placement
+// rules by nvmlmock) with MIG on, and the mock's profiles by name.
 type migGPU struct {
 	dev      nvml.Device
 	profiles map[string]nvml.GpuInstanceProfileInfo
@@ -27,7 +29,10 @@ type fatalf interface {
 
 func newMIGGPU(t fatalf) migGPU {
 	t.Helper()
-	srv := mock.NewDGXA100()
+	srv, err := nvmlmock.New(nvmlmock.DGXA100)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv.Init()
 	h, _ := srv.DeviceGetHandleByIndex(0)
 	if act, r := h.SetMigMode(nvml.DEVICE_MIG_ENABLE); r != nvml.SUCCESS || act != nvml.SUCCESS {
@@ -37,10 +42,9 @@ func newMIGGPU(t fatalf) migGPU {
 	g := migGPU{dev: h, profiles: map[string]nvml.GpuInstanceProfileInfo{}}
 	for id := 0; id < nvml.GPU_INSTANCE_PROFILE_COUNT; id++ {
 		if info, r := h.GetGpuInstanceProfileInfo(id); r == nvml.SUCCESS {
-			g.profiles[nodeagent.ProfileName(info, mem.Total)] = info
+			g.profiles[nodeagent.ProfileName(id, info, mem.Total)] = info
 		}
 	}
-	var err error
 	if g.model, err = devices.LookupModel("A100-SXM4-40GB"); err != nil {
 		t.Fatal(err)
 	}

@@ -80,17 +80,23 @@ func NewAllocator(inv *Inventory, pods PodLookup, mpsPipeDir string) *Allocator 
 // Allocate serves one container's request for kubeletIDs of resource. When the pod
 // carries gantry.dev/devices, the container gets the next len(kubeletIDs) annotated
 // devices of this resource instead of the kubelet's picks, so scheduler and node agree.
+// A container asking for more than one replica where the node's sharing allows one is
+// refused with NVIDIA's reason.
 func (a *Allocator) Allocate(ctx context.Context, resource resources.Name, kubeletIDs []string) (ContainerAllocation, error) {
-	ids := kubeletIDs
-	if a.pods != nil {
-		pod, found, err := a.pods.PodForAllocate(ctx, resource, kubeletIDs)
-		if err != nil {
-			return ContainerAllocation{}, fmt.Errorf("allocate %d %s: finding the pod: %w", len(kubeletIDs), resource, err)
+	pod, found, err := a.podOf(ctx, resource, kubeletIDs)
+	if err != nil {
+		return ContainerAllocation{}, err
+	}
+	if err := a.checkReplicas(resource, kubeletIDs); err != nil {
+		if found {
+			err = fmt.Errorf("pod %s: %w", pod.Key(), err)
 		}
-		if found && strings.TrimSpace(pod.Annotations[AnnotationDevices]) != "" {
-			if ids, err = a.annotated(pod, resource, len(kubeletIDs)); err != nil {
-				return ContainerAllocation{}, err
-			}
+		return ContainerAllocation{}, err
+	}
+	ids := kubeletIDs
+	if found && strings.TrimSpace(pod.Annotations[AnnotationDevices]) != "" {
+		if ids, err = a.annotated(pod, resource, len(kubeletIDs)); err != nil {
+			return ContainerAllocation{}, err
 		}
 	}
 	devs := make([]PluginDevice, len(ids))
@@ -107,6 +113,36 @@ func (a *Allocator) Allocate(ctx context.Context, resource resources.Name, kubel
 		devs[i] = p
 	}
 	return a.containerAllocation(devs), nil
+}
+
+// podOf finds the pod being admitted, when the allocator has a lookup.
+func (a *Allocator) podOf(ctx context.Context, resource resources.Name, kubeletIDs []string) (Pod, bool, error) {
+	if a.pods == nil {
+		return Pod{}, false, nil
+	}
+	pod, found, err := a.pods.PodForAllocate(ctx, resource, kubeletIDs)
+	if err != nil {
+		return Pod{}, false, fmt.Errorf("allocate %d %s: finding the pod: %w", len(kubeletIDs), resource, err)
+	}
+	return pod, found, nil
+}
+
+// checkReplicas refuses a container that asks for more than one replica where the
+// node's sharing allows one (MPS always; time-slicing with failRequestsGreaterThanOne),
+// as NVIDIA's plugin does: the container would be charged for replicas whose memory and
+// thread share it never gets.
+func (a *Allocator) checkReplicas(resource resources.Name, kubeletIDs []string) error {
+	if len(kubeletIDs) < 2 {
+		return nil
+	}
+	p, ok := a.inv.Lookup(kubeletIDs[0])
+	if !ok || p.Replicas == 0 {
+		return nil // not a replica: unknown IDs are refused below, naming the device
+	}
+	if err := a.inv.Sharing().CheckContainerReplicas(resource, int64(len(kubeletIDs))); err != nil {
+		return fmt.Errorf("allocate %d %s: %w", len(kubeletIDs), resource, err)
+	}
+	return nil
 }
 
 // annotated picks the pod's next n annotated devices of resource.
@@ -151,12 +187,14 @@ func (a *Allocator) Forget(podUIDOrKey string) {
 }
 
 // containerAllocation builds the environment: NVIDIA_VISIBLE_DEVICES with each UUID
-// once (replicas of one GPU share it) and, for MPS replicas, the pipe directory, a
-// per-device memory limit and the thread share.
+// once (replicas of one GPU share it) and, for MPS replicas, the pipe directory and the
+// limits NVIDIA's MPS daemon gives each client: per visible device (by its ordinal in the
+// container) the device's memory over its replicas, and 100/replicas of its threads.
 func (a *Allocator) containerAllocation(devs []PluginDevice) ContainerAllocation {
 	ca := ContainerAllocation{Envs: map[string]string{}}
 	var uuids, limits []string
 	seen := map[string]bool{}
+	threads := 0
 	for _, d := range devs {
 		ca.IDs = append(ca.IDs, d.ID)
 		if seen[d.UUID] {
@@ -165,17 +203,15 @@ func (a *Allocator) containerAllocation(devs []PluginDevice) ContainerAllocation
 		seen[d.UUID] = true
 		if d.MPSMemory > 0 {
 			limits = append(limits, fmt.Sprintf("%d=%dM", len(uuids), d.MPSMemory))
+			threads = max(threads, devices.MPSThreadPercentage(d.Replicas))
 		}
 		uuids = append(uuids, d.UUID)
 	}
 	ca.Envs[EnvVisibleDevices] = strings.Join(uuids, ",")
-	s := a.inv.Sharing()
-	if s.EffectiveMode() == devices.MPS && len(limits) > 0 {
+	if len(limits) > 0 {
 		ca.Envs[EnvMPSPipeDir] = a.mpsPipeDir
 		ca.Envs[EnvMPSMemLimit] = strings.Join(limits, ",")
-		if s.Replicas > 0 {
-			ca.Envs[EnvMPSThreads] = strconv.Itoa(100 / s.Replicas)
-		}
+		ca.Envs[EnvMPSThreads] = strconv.Itoa(threads)
 		ca.Mounts = append(ca.Mounts, Mount{HostPath: a.mpsPipeDir, ContainerPath: a.mpsPipeDir})
 	}
 	return ca

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/gantry-sched/gantry/internal/testing/mocknode"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -133,12 +134,12 @@ func TestAllocateRefusals(t *testing.T) {
 
 func TestAllocateMPSEnvironment(t *testing.T) {
 	d, inv := mocknode.MakeNode(t).Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 4}).Inventory()
-	ca, err := nodeagent.NewAllocator(inv, nil, "/run/mps").Allocate(context.Background(), resources.NvidiaGPU, []string{"GPU-1/replica-0", "GPU-1/replica-3"})
+	ca, err := nodeagent.NewAllocator(inv, nil, "/run/mps").Allocate(context.Background(), resources.NvidiaGPU, []string{"GPU-1/replica-3"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		nodeagent.EnvVisibleDevices: d.GPUs[1].UUID, // two replicas of one GPU: its UUID once
+		nodeagent.EnvVisibleDevices: d.GPUs[1].UUID,
 		nodeagent.EnvMPSPipeDir:     "/run/mps",
 		nodeagent.EnvMPSMemLimit:    "0=10240M", // 40 GiB / 4 replicas
 		nodeagent.EnvMPSThreads:     "25",
@@ -157,7 +158,7 @@ func TestXIDMarksDevicesUnhealthy(t *testing.T) {
 	b := mocknode.MakeNode(t).Strategy(devices.MIGMixed).Layout("all-balanced")
 	d, inv := b.Inventory()
 	var events []nodeagent.HealthEvent
-	w, err := nodeagent.NewHealthWatcher(b.Server(), d, inv, func(ev nodeagent.HealthEvent) { events = append(events, ev) })
+	w, err := nodeagent.NewHealthWatcher(b.Server(), d, inv, nodeagent.HealthChecks{}, func(ev nodeagent.HealthEvent) { events = append(events, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +166,17 @@ func TestXIDMarksDevicesUnhealthy(t *testing.T) {
 	defer cancel()
 	set := func(gpu int, xid uint64, gi uint32) nvml.EventData {
 		h, _ := b.Server().DeviceGetHandleByIndex(gpu)
-		return nvml.EventData{Device: h, EventType: nvml.EventTypeXidCriticalError, EventData: xid, GpuInstanceID: gi}
+		ci := uint32(0) // the agent's GPU instances hold one compute instance
+		if gi == nodeagent.NoInstance {
+			ci = gi
+		}
+		return nvml.EventData{Device: h, EventType: nvml.EventTypeXidCriticalError, EventData: xid, GpuInstanceId: gi, ComputeInstanceId: ci}
 	}
-	w.Handle(set(1, 13, nvml.NoInstance)) // application XID: ignored
+	w.Handle(set(1, 13, nodeagent.NoInstance)) // application XID: ignored
 	if len(inv.Unhealthy()) != 0 || len(events) != 0 {
 		t.Fatalf("XID 13 marked %v unhealthy", inv.Unhealthy())
 	}
-	w.Handle(set(1, 79, nvml.NoInstance)) // fallen off the bus: whole GPU
+	w.Handle(set(1, 79, nodeagent.NoInstance)) // fallen off the bus: whole GPU
 	if got := fmt.Sprint(inv.Unhealthy()); got != "[GPU-1/mig-2g.10gb@0 GPU-1/mig-1g.5gb@2 GPU-1/mig-1g.5gb@3 GPU-1/mig-3g.20gb@4]" {
 		t.Errorf("after XID 79 on GPU 1: unhealthy %s", got)
 	}

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/gantry-sched/gantry/pkg/devices"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -23,6 +24,9 @@ type Discovery struct {
 	MIGCapable bool
 	// GPUs, by NVML index.
 	GPUs []GPUInfo
+	// Facts are NVML's compute capability and MIG profile attributes, for GFD's labels;
+	// the caller adds the machine type (DMI), which is not NVML's.
+	Facts Facts
 }
 
 // GPUInfo is one discovered GPU: the device-model view plus what the node agent
@@ -32,6 +36,9 @@ type GPUInfo struct {
 	BusID      string
 	Memory     resources.MiB
 	MIGEnabled bool
+	// Profiles are the GPU-instance profiles NVML offers on the GPU (MIG-capable GPUs;
+	// MIG mode may be off), in GPU_INSTANCE_PROFILE_* order.
+	Profiles []MIGProfile
 	// MIG lists the GPU's MIG devices, sorted by start slot.
 	MIG []MIGDevice
 }
@@ -42,7 +49,8 @@ type MIGDevice struct {
 	UUID              string
 	GpuInstanceID     int
 	ComputeInstanceID int
-	Memory            resources.MiB
+	// Memory is NVML's figure for the profile (MemorySizeMB), not the one in its name.
+	Memory resources.MiB
 }
 
 // Discover reads the node's GPUs through lib, which the caller has initialised. sharing
@@ -57,17 +65,17 @@ func Discover(lib nvml.Interface, sharing devices.Sharing) (*Discovery, error) {
 	}
 	cuda, r := lib.SystemGetCudaDriverVersion()
 	if r != nvml.SUCCESS {
-		return nil, nvml.Wrap(r, "reading the CUDA driver version")
+		return nil, nvmlError(r, "reading the CUDA driver version")
 	}
 	d.CUDAMajor, d.CUDAMinor = cuda/1000, cuda%1000/10
 	n, r := lib.DeviceGetCount()
 	if r != nvml.SUCCESS {
-		return nil, nvml.Wrap(r, "counting GPUs")
+		return nil, nvmlError(r, "counting GPUs")
 	}
 	handles := make([]nvml.Device, n)
 	for i := range handles {
 		if handles[i], r = lib.DeviceGetHandleByIndex(i); r != nvml.SUCCESS {
-			return nil, nvml.Wrap(r, "GPU %d: getting its handle", i)
+			return nil, nvmlError(r, "GPU %d: getting its handle", i)
 		}
 		g, err := d.readGPU(i, handles[i], sharing)
 		if err != nil {
@@ -78,13 +86,37 @@ func Discover(lib nvml.Interface, sharing devices.Sharing) (*Discovery, error) {
 	if err := assignTopology(d.GPUs, handles); err != nil {
 		return nil, err
 	}
+	if n > 0 {
+		d.Facts = readFacts(handles[0], d.GPUs[0].Profiles)
+	}
 	return d, nil
+}
+
+// readFacts reads what GFD labels from NVML: the compute capability (zero when NVML
+// cannot say; the catalog's then stands) and each MIG profile's engines and
+// multiprocessors, from the profile info NVML reports whether or not MIG is on.
+func readFacts(h nvml.Device, profiles []MIGProfile) Facts {
+	var f Facts
+	if major, minor, r := h.GetCudaComputeCapability(); r == nvml.SUCCESS {
+		f.ComputeMajor, f.ComputeMinor = major, minor
+	}
+	for _, p := range profiles {
+		if f.MIG == nil {
+			f.MIG = map[string]MIGAttributes{}
+		}
+		f.MIG[p.Name] = MIGAttributes{
+			Multiprocessors: int(p.raw.MultiprocessorCount), ComputeInstanceSlices: int(p.raw.SliceCount),
+			CopyEngines: int(p.raw.CopyEngineCount), Decoders: int(p.raw.DecoderCount), Encoders: int(p.raw.EncoderCount),
+			JPEGDecoders: int(p.raw.JpegCount), OFAs: int(p.raw.OfaCount),
+		}
+	}
+	return f
 }
 
 func driverVersion(lib nvml.Interface) (string, error) {
 	v, r := lib.SystemGetDriverVersion()
 	if r != nvml.SUCCESS {
-		return "", nvml.Wrap(r, "reading the driver version")
+		return "", nvmlError(r, "reading the driver version")
 	}
 	return v, nil
 }
@@ -93,7 +125,7 @@ func driverVersion(lib nvml.Interface) (string, error) {
 func (d *Discovery) readGPU(i int, h nvml.Device, sharing devices.Sharing) (GPUInfo, error) {
 	name, r := h.GetName()
 	if r != nvml.SUCCESS {
-		return GPUInfo{}, nvml.Wrap(r, "GPU %d: reading its name", i)
+		return GPUInfo{}, nvmlError(r, "GPU %d: reading its name", i)
 	}
 	// GFD's product label is the NVML name with spaces turned into dashes.
 	product := strings.ReplaceAll(strings.TrimSpace(name), " ", "-")
@@ -108,20 +140,26 @@ func (d *Discovery) readGPU(i int, h nvml.Device, sharing devices.Sharing) (GPUI
 	}
 	g := GPUInfo{GPU: devices.GPU{Index: i, Model: model.ID, Sharing: sharing, Healthy: true}}
 	if g.UUID, r = h.GetUUID(); r != nvml.SUCCESS {
-		return GPUInfo{}, nvml.Wrap(r, "GPU %d: reading its UUID", i)
+		return GPUInfo{}, nvmlError(r, "GPU %d: reading its UUID", i)
 	}
 	mem, r := h.GetMemoryInfo()
 	if r != nvml.SUCCESS {
-		return GPUInfo{}, nvml.Wrap(r, "GPU %d: reading its memory", i)
+		return GPUInfo{}, nvmlError(r, "GPU %d: reading its memory", i)
 	}
 	g.Memory = resources.MiB(mem.Total >> 20)
 	pci, r := h.GetPciInfo()
 	if r != nvml.SUCCESS {
-		return GPUInfo{}, nvml.Wrap(r, "GPU %d: reading its PCI address", i)
+		return GPUInfo{}, nvmlError(r, "GPU %d: reading its PCI address", i)
 	}
-	g.BusID = normalizeBusID(pci.BusID)
+	g.BusID = normalizeBusID(busID(pci))
 	if err := d.readMIG(&g, h, sharing, mem.Total); err != nil {
 		return GPUInfo{}, err
 	}
 	return g, nil
+}
+
+// nvmlError turns a failed NVML call into an error saying what was being done; the
+// Return stays errors.Is-able.
+func nvmlError(r nvml.Return, format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), r)
 }

@@ -1,21 +1,28 @@
 // Package nodeagent is Gantry's agent on a GPU node: what NVIDIA's GPU Feature
-// Discovery, MIG manager and device-plugin health checks do, made to agree with
-// Gantry's device model (pkg/devices).
+// Discovery, device plugin, MIG manager and health checks do, made to agree with
+// Gantry's device model (pkg/devices). NVML is NVIDIA's go-nvml (its dlopen loader on a
+// node, its DGX mocks in tests), so this package needs a cgo build.
 //
-//   - Discovery (discover.go, topology.go, migread.go): reads the GPUs through the
-//     nvml.Interface (model, memory, UUIDs, PCI addresses, MIG instances, NVLink graph)
-//     into devices.GPU values; NVLink domains are the connected components of the NVLink
-//     graph, PCIe switches are grouped from bus numbers.
+//   - Discovery (discover.go, profiles.go, topology.go, migread.go): reads the GPUs
+//     through nvml.Interface (model, memory, UUIDs, PCI addresses, every GPU-instance
+//     profile NVML offers with its memory and placements, live MIG devices, NVLink graph,
+//     compute capability) into devices.GPU values and Facts.
 //   - Labels (labels.go): the node labels GFD writes plus Gantry's NVLink-domain labels.
-//   - Inventory (inventory.go): the devices the kubelet device plugin advertises per
-//     resource name, keyed by Gantry device IDs (devices.Assignment.IDs form), with the
-//     UUIDs a container's NVIDIA_VISIBLE_DEVICES needs.
-//   - MIG manager (migmanager.go): applies a named layout (node annotation
-//     gantry.dev/mig-layout) when no GPU pods run, refusing layouts pkg/devices rejects.
-//   - Health (health.go): turns NVML XID and ECC events into device health changes.
+//   - Inventory, allocation (inventory.go, allocate.go, preferred.go): the devices the
+//     kubelet device plugin advertises per resource name (replicas per resource,
+//     time-sliced MIG, MPS limits), keyed by Gantry device IDs, with the UUIDs a
+//     container's NVIDIA_VISIBLE_DEVICES needs.
+//   - MIG manager (migmanager.go, migreconcile.go, migplan.go, migapply.go,
+//     migoperands.go): brings the GPUs to the mig-parted config the node's
+//     nvidia.com/mig.config label names, pausing the GPU Operator's operands, as NVIDIA's
+//     MIG manager does (the protocol's words are in migprotocol, the file format in
+//     migparted).
+//   - Health (health.go, health_config.go): NVML XID and ECC events to device health,
+//     with NVIDIA's application-XID filter and DP_DISABLE_HEALTHCHECKS.
 //
-// The kubelet gRPC server lives in the deviceplugin sub-package; the NVML interface and
-// its DGX A100 mock in nvml and nvml/mock; the client-go implementations of the small
-// NodeUpdater, GPUPodCounter and PodLookup interfaces in kubenode. Everything here is
-// tested without a cluster or a GPU. See docs/node-agent.md.
+// Sub-packages: deviceplugin (the kubelet gRPC servers and re-registration), kubenode
+// (client-go implementations of NodeUpdater, MIGNode, GPUPodCounter and PodLookup),
+// migparted, migprotocol, pluginconfig (NVIDIA's device-plugin config file). Everything
+// is tested without a cluster or a GPU; hack/nvml-check reads a real GPU, read-only.
+// See docs/node-agent.md.
 package nodeagent

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -17,7 +18,7 @@ func (p podCount) GPUPods(context.Context) (int, error) { return int(p), nil }
 type fakeNode struct {
 	mu        sync.Mutex
 	labels    map[string]string
-	statuses  []nodeagent.MIGStatus
+	statuses  []migprotocol.Status
 	unhealthy []string
 }
 
@@ -33,7 +34,7 @@ func (f *fakeNode) SetLabels(_ context.Context, l map[string]string) error {
 	return nil
 }
 
-func (f *fakeNode) SetMIGStatus(_ context.Context, s nodeagent.MIGStatus) error {
+func (f *fakeNode) SetMIGStatus(_ context.Context, s migprotocol.Status) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.statuses = append(f.statuses, s)

@@ -3,10 +3,15 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 )
+
+// NoInstance is the GPU- and compute-instance ID of an NVML event about a whole GPU.
+const NoInstance uint32 = 0xFFFFFFFF
 
 // HealthEvent is one device-health change the agent reports.
 type HealthEvent struct {
@@ -21,57 +26,73 @@ type HealthEvent struct {
 // that held them).
 type HealthSink func(HealthEvent)
 
-// applicationXID reports XIDs caused by the application, not the GPU (the NVIDIA device
-// plugin skips the same ones): 13 graphics engine exception, 31 GPU memory page fault,
-// 43 GPU stopped processing, 45 preemptive cleanup, 68 video processor exception,
-// 109 context switch timeout.
-func applicationXID(xid uint64) bool {
-	switch xid {
-	case 13, 31, 43, 45, 68, 109:
-		return true
-	}
-	return false
-}
-
-// criticalEvents are the event types that make a device unhealthy.
-const criticalEvents = nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError
+// watchedEvents are the event types that make a device unhealthy. NVIDIA's plugin
+// registers single-bit ECC too but acts on XIDs only; a double-bit ECC error also
+// raises XID 48, and Gantry marks it from either.
+const watchedEvents = nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError
 
 // HealthWatcher turns NVML events into health changes of an Inventory.
 type HealthWatcher struct {
-	inv  *Inventory
-	set  nvml.EventSet
-	gpus map[string]int // GPU UUID -> index
-	sink HealthSink
+	inv    *Inventory
+	checks HealthChecks
+	set    nvml.EventSet  // nil when checks are off
+	gpus   map[string]int // GPU UUID -> index
+	order  []int          // the GPU indexes in discovery order
+	sink   HealthSink
 }
 
-// NewHealthWatcher registers every GPU of d for XID and double-bit ECC events.
-func NewHealthWatcher(lib nvml.Interface, d *Discovery, inv *Inventory, sink HealthSink) (*HealthWatcher, error) {
+// NewHealthWatcher registers every GPU of d for XID and double-bit ECC events. A GPU
+// whose events cannot be registered is marked unhealthy at once (through sink), as
+// NVIDIA's device plugin does: nobody would notice it failing. With checks off nothing
+// is registered or ever marked.
+func NewHealthWatcher(lib nvml.Interface, d *Discovery, inv *Inventory, checks HealthChecks, sink HealthSink) (*HealthWatcher, error) {
+	w := &HealthWatcher{inv: inv, checks: checks, gpus: map[string]int{}, sink: sink}
+	if checks.Off {
+		return w, nil
+	}
 	set, r := lib.EventSetCreate()
 	if r != nvml.SUCCESS {
-		return nil, nvml.Wrap(r, "creating an NVML event set")
+		return nil, nvmlError(r, "creating an NVML event set")
 	}
-	w := &HealthWatcher{inv: inv, set: set, gpus: map[string]int{}, sink: sink}
+	w.set = set
 	for _, g := range d.GPUs {
 		h, r := lib.DeviceGetHandleByIndex(g.Index)
 		if r != nvml.SUCCESS {
 			set.Free()
-			return nil, nvml.Wrap(r, "GPU %d: getting its handle", g.Index)
-		}
-		supported, r := h.GetSupportedEventTypes()
-		if r != nvml.SUCCESS {
-			continue // no events on this GPU: it can only be marked by hand
-		}
-		if r := h.RegisterEvents(supported&criticalEvents, set); r != nvml.SUCCESS {
-			set.Free()
-			return nil, nvml.Wrap(r, "GPU %d: registering for health events", g.Index)
+			return nil, nvmlError(r, "GPU %d: getting its handle", g.Index)
 		}
 		w.gpus[g.UUID] = g.Index
+		w.order = append(w.order, g.Index)
+		if reason := register(h, set); reason != "" {
+			w.mark(g.Index, NoInstance, fmt.Sprintf("GPU %d cannot be watched for health events: %s", g.Index, reason))
+		}
 	}
 	return w, nil
 }
 
-// Run waits for events until ctx ends, waking every pollMs to check ctx.
+// register registers a GPU's watched events on set; it returns why it could not, or "".
+func register(h nvml.Device, set nvml.EventSet) string {
+	supported, r := h.GetSupportedEventTypes()
+	if r != nvml.SUCCESS {
+		return fmt.Sprintf("reading its event types: %v", r)
+	}
+	if supported&nvml.EventTypeXidCriticalError == 0 {
+		return "it reports no XID events"
+	}
+	if r := h.RegisterEvents(supported&watchedEvents, set); r != nvml.SUCCESS {
+		return fmt.Sprintf("registering XID and ECC events: %v", r)
+	}
+	return ""
+}
+
+// Run waits for events until ctx ends, waking every pollMs to check ctx. When waiting
+// fails, every GPU is marked unhealthy (NVIDIA's plugin does the same) and waiting goes
+// on after pollMs.
 func (w *HealthWatcher) Run(ctx context.Context, pollMs uint32) error {
+	if w.set == nil {
+		<-ctx.Done()
+		return nil
+	}
 	defer w.set.Free()
 	for ctx.Err() == nil {
 		ev, r := w.set.Wait(pollMs)
@@ -80,37 +101,50 @@ func (w *HealthWatcher) Run(ctx context.Context, pollMs uint32) error {
 			w.Handle(ev)
 		case nvml.ERROR_TIMEOUT:
 		default:
-			return nvml.Wrap(r, "waiting for NVML events")
+			w.markAll(fmt.Sprintf("waiting for NVML events failed: %v", r))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(pollMs) * time.Millisecond):
+			}
 		}
 	}
 	return nil
 }
 
-// Handle applies one event: critical XIDs and double-bit ECC errors mark the GPU's
-// devices unhealthy (or, for an event inside one GPU instance, that MIG device only).
+// Handle applies one event: a critical XID the configuration does not ignore, or a
+// double-bit ECC error, marks the MIG device the event names (by GPU instance) or else
+// the whole GPU unhealthy. An event whose device cannot be told marks every GPU.
 func (w *HealthWatcher) Handle(ev nvml.EventData) {
-	if ev.EventType&criticalEvents == 0 || ev.Device == nil {
+	if w.checks.Off || ev.EventType&watchedEvents == 0 || ev.Device == nil {
 		return
 	}
-	if ev.EventType&nvml.EventTypeXidCriticalError != 0 && applicationXID(ev.EventData) {
+	xid := ev.EventType&nvml.EventTypeXidCriticalError != 0
+	if xid && w.checks.ignores(ev.EventData) {
 		return
+	}
+	what := "double-bit ECC error"
+	if xid {
+		what = fmt.Sprintf("XID %d", ev.EventData)
 	}
 	uuid, r := ev.Device.GetUUID()
 	if r != nvml.SUCCESS {
+		w.markAll(fmt.Sprintf("%s on a GPU whose UUID cannot be read (%v)", what, r))
 		return
 	}
 	gpu, ok := w.gpus[uuid]
 	if !ok {
-		return
+		return // not one of the node's GPUs as discovered
 	}
-	reason := fmt.Sprintf("double-bit ECC error on GPU %d", gpu)
-	if ev.EventType&nvml.EventTypeXidCriticalError != 0 {
-		reason = fmt.Sprintf("XID %d on GPU %d", ev.EventData, gpu)
-	}
+	w.mark(gpu, ev.GpuInstanceId, fmt.Sprintf("%s on GPU %d", what, gpu))
+}
+
+// mark marks the MIG device of GPU instance gi, or (NoInstance, or a GPU instance not
+// advertised) the whole GPU, and tells the sink what changed.
+func (w *HealthWatcher) mark(gpu int, gi uint32, reason string) {
 	var changed []string
-	if id, ok := w.migDeviceID(gpu, ev.GpuInstanceID); ok {
+	if id, ok := w.migDeviceID(gpu, gi); ok {
 		changed = w.inv.SetDeviceHealth(id, false)
-		reason += fmt.Sprintf(" (GPU instance %d)", ev.GpuInstanceID)
+		reason += fmt.Sprintf(" (GPU instance %d)", gi)
 	} else {
 		changed = w.inv.SetHealth(gpu, false)
 	}
@@ -119,9 +153,16 @@ func (w *HealthWatcher) Handle(ev nvml.EventData) {
 	}
 }
 
+// markAll marks every watched GPU unhealthy.
+func (w *HealthWatcher) markAll(reason string) {
+	for _, gpu := range w.order {
+		w.mark(gpu, NoInstance, reason)
+	}
+}
+
 // migDeviceID finds the advertised MIG device of a GPU instance, when the event names one.
 func (w *HealthWatcher) migDeviceID(gpu int, gi uint32) (string, bool) {
-	if gi == nvml.NoInstance {
+	if gi == NoInstance {
 		return "", false
 	}
 	w.inv.mu.Lock()

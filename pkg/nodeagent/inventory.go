@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -11,7 +12,8 @@ import (
 
 // PluginDevice is one device the kubelet device plugin advertises. Its kubelet ID is
 // its Gantry device ID, so the scheduler's gantry.dev/devices annotation, the kubelet's
-// checkpoint and the device model all name devices the same way.
+// checkpoint and the device model all name devices the same way. A replica of a
+// time-sliced MIG device is its MIG device's ID with "/replica-<r>" appended.
 type PluginDevice struct {
 	ID       string
 	Resource resources.Name
@@ -20,10 +22,16 @@ type PluginDevice struct {
 	UUID         string
 	NVLinkDomain int
 	Healthy      bool
+	// Replicas is how many replicas its GPU or MIG device is advertised as (0: not
+	// replicated).
+	Replicas int
 	// MPSMemory is the per-client memory limit for MPS replicas (0 otherwise).
 	MPSMemory resources.MiB
 	// giID is the NVML GPU-instance ID of a MIG device (for health events).
 	giID int
+	// base is the ID of the physical device it is part of: a MIG replica's MIG device,
+	// else its own ID. Health is the base's.
+	base string
 }
 
 // Inventory is the node's advertisable devices and their health, shared by the device
@@ -38,17 +46,20 @@ type Inventory struct {
 	subs    map[chan struct{}]bool
 }
 
-// NewInventory builds the inventory of a discovery under sharing s: whole GPUs as
-// nvidia.com/gpu; MIG instances as nvidia.com/gpu (single) or nvidia.com/mig-<profile>
-// (mixed); time-slicing and MPS replicas as nvidia.com/gpu or, with renameByDefault,
-// nvidia.com/gpu.shared. Fractional GPUs are advertised whole: fractions are Gantry's
+// NewInventory builds the inventory of a discovery under sharing s, as NVIDIA's device
+// plugin advertises it: whole GPUs as nvidia.com/gpu; MIG devices as nvidia.com/gpu
+// (single) or nvidia.com/mig-<profile> (mixed); the devices s replicates (time-slicing,
+// MPS; whole GPUs or MIG devices) as that many replicas, under their name or its
+// .shared rename. Fractional GPUs are advertised whole: fractions are Gantry's
 // accounting, enforced by its assignments, not separate kubelet devices.
 func NewInventory(d *Discovery, s devices.Sharing) (*Inventory, error) {
 	gpus := make([]devices.GPU, len(d.GPUs))
+	whole := 0 // position among the whole GPUs, for s's device counts
 	for i, g := range d.GPUs {
 		gpus[i] = g.GPU
 		if !g.MIGEnabled && s.EffectiveMode() != devices.MIG {
-			gpus[i].Sharing = s
+			gpus[i].Sharing = s.ForGPU(devices.DeviceRef{Position: whole, Index: strconv.Itoa(g.Index), UUID: g.UUID})
+			whole++
 		}
 	}
 	nd, err := devices.NewNodeDevices(gpus)
@@ -56,8 +67,9 @@ func NewInventory(d *Discovery, s devices.Sharing) (*Inventory, error) {
 		return nil, fmt.Errorf("node devices: %w", err)
 	}
 	inv := &Inventory{sharing: s, byID: map[string]*PluginDevice{}, model: nd, gpuDown: map[int]bool{}, subs: map[chan struct{}]bool{}}
+	b := advertiser{node: s, model: d.Model, positions: map[resources.Name]int{}}
 	for i, g := range d.GPUs {
-		for _, pd := range pluginDevices(g, gpus[i].Sharing, d.Model) {
+		for _, pd := range b.gpu(g, gpus[i].Sharing) {
 			p := pd
 			inv.byID[p.ID] = &p
 			inv.order = append(inv.order, p.ID)
@@ -66,48 +78,93 @@ func NewInventory(d *Discovery, s devices.Sharing) (*Inventory, error) {
 	return inv, nil
 }
 
-// pluginDevices lists what one GPU advertises.
-func pluginDevices(g GPUInfo, s devices.Sharing, m devices.Model) []PluginDevice {
+// advertiser lists what each GPU advertises, counting each resource's devices in
+// order for NVIDIA's "devices: <count>" selections.
+type advertiser struct {
+	node      devices.Sharing
+	model     devices.Model
+	positions map[resources.Name]int
+}
+
+// gpu lists what one GPU advertises under its sharing s.
+func (b *advertiser) gpu(g GPUInfo, s devices.Sharing) []PluginDevice {
 	base := PluginDevice{UUID: g.UUID, NVLinkDomain: g.NVLinkDomain, Healthy: g.Healthy}
-	var out []PluginDevice
 	switch {
 	case g.MIGEnabled && len(g.MIG) == 0:
 		return nil // MIG on without instances: nothing can run on the GPU
 	case len(g.MIG) > 0:
-		for _, mig := range g.MIG {
-			p := base
-			p.Device = devices.Device{GPU: g.Index, Kind: devices.MIGDevice, Instance: mig.Instance}
-			p.UUID, p.giID = mig.UUID, mig.GpuInstanceID
-			p.Resource = resources.NvidiaGPU
-			if s.EffectiveMIGStrategy() == devices.MIGMixed {
-				p.Resource = resources.MIGResource(mig.Instance.Profile)
-			}
-			out = append(out, p)
+		var out []PluginDevice
+		for k, mig := range g.MIG {
+			out = append(out, b.mig(base, g.Index, k, mig, s)...)
 		}
-	case s.EffectiveMode() == devices.TimeSlicing || s.EffectiveMode() == devices.MPS:
-		for r := 0; r < s.Replicas; r++ {
-			p := base
-			p.Device = devices.Device{GPU: g.Index, Kind: devices.ReplicaDevice, Replica: r}
-			p.Resource = resources.NvidiaGPU
-			if s.RenameByDefault {
-				p.Resource = resources.NvidiaGPUShared
-			}
-			if s.EffectiveMode() == devices.MPS {
-				p.MPSMemory = s.ReplicaMemory(m)
-			}
-			out = append(out, p)
-		}
-	default:
-		p := base
-		p.Device = devices.Device{GPU: g.Index, Kind: devices.WholeGPU}
-		p.Resource = resources.NvidiaGPU
-		out = append(out, p)
+		return out
+	case s.Replicates() && s.Replicas > 0:
+		return b.gpuReplicas(base, g, s)
 	}
-	for i := range out {
-		out[i].ID = out[i].Device.ID()
+	base.Device = devices.Device{GPU: g.Index, Kind: devices.WholeGPU}
+	base.Resource = resources.NvidiaGPU
+	base.ID = base.Device.ID()
+	base.base = base.ID
+	return []PluginDevice{base}
+}
+
+// gpuReplicas lists a time-sliced or MPS GPU's replicas. An MPS replica's memory limit
+// is the GPU's memory as NVML reports it over the replicas, as NVIDIA's MPS daemon sets.
+func (b *advertiser) gpuReplicas(base PluginDevice, g GPUInfo, s devices.Sharing) []PluginDevice {
+	total := g.Memory
+	if total == 0 {
+		total = b.model.Memory
+	}
+	out := make([]PluginDevice, s.Replicas)
+	for r := range out {
+		p := base
+		p.Device = devices.Device{GPU: g.Index, Kind: devices.ReplicaDevice, Replica: r}
+		p.Resource = resources.NvidiaGPU
+		if s.RenameByDefault {
+			p.Resource = resources.NvidiaGPUShared
+		}
+		p.Replicas = s.Replicas
+		if s.EffectiveMode() == devices.MPS {
+			p.MPSMemory = s.MPSClientMemory(total, s.Replicas)
+		}
+		p.ID = p.Device.ID()
+		p.base = p.ID
+		out[r] = p
 	}
 	return out
 }
+
+// mig lists one MIG device (the k-th of GPU gpu): itself, or its replicas when the node's
+// sharing time-slices it.
+func (b *advertiser) mig(base PluginDevice, gpu, k int, mig MIGDevice, s devices.Sharing) []PluginDevice {
+	p := base
+	p.Device = devices.Device{GPU: gpu, Kind: devices.MIGDevice, Instance: mig.Instance}
+	p.UUID, p.giID = mig.UUID, mig.GpuInstanceID
+	p.Resource = resources.NvidiaGPU
+	if s.EffectiveMIGStrategy() == devices.MIGMixed {
+		p.Resource = resources.MIGResource(mig.Instance.Profile)
+	}
+	p.ID = p.Device.ID()
+	p.base = p.ID
+	ref := devices.DeviceRef{Position: b.positions[p.Resource], Index: strconv.Itoa(gpu) + ":" + strconv.Itoa(k), UUID: mig.UUID}
+	b.positions[p.Resource]++
+	r, ok := b.node.Replication(p.Resource, ref)
+	if !ok {
+		return []PluginDevice{p}
+	}
+	out := make([]PluginDevice, r.Replicas)
+	for i := range out {
+		out[i] = p
+		out[i].Resource = b.node.AdvertisedName(r)
+		out[i].Device.Replica = i
+		out[i].Replicas = r.Replicas
+		out[i].ID = p.ID + migReplicaInfix + strconv.Itoa(i)
+	}
+	return out
+}
+
+// migReplicaInfix joins a MIG device's ID and a replica number.
+const migReplicaInfix = "/replica-"
 
 // Sharing is the node's configured sharing mode.
 func (inv *Inventory) Sharing() devices.Sharing { return inv.sharing }
@@ -172,9 +229,16 @@ func (inv *Inventory) SetHealth(gpu int, healthy bool) []string {
 	return inv.setHealth(func(p *PluginDevice) bool { return p.Device.GPU == gpu }, healthy, gpu, true)
 }
 
-// SetDeviceHealth marks one device (by Gantry ID) healthy or not.
+// SetDeviceHealth marks one device (by Gantry ID) healthy or not, with every replica of
+// the same MIG device: they are one piece of hardware.
 func (inv *Inventory) SetDeviceHealth(id string, healthy bool) []string {
-	return inv.setHealth(func(p *PluginDevice) bool { return p.ID == id }, healthy, -1, false)
+	inv.mu.Lock()
+	base := id
+	if p, ok := inv.byID[id]; ok {
+		base = p.base
+	}
+	inv.mu.Unlock()
+	return inv.setHealth(func(p *PluginDevice) bool { return p.base == base }, healthy, -1, false)
 }
 
 func (inv *Inventory) setHealth(match func(*PluginDevice) bool, healthy bool, gpu int, whole bool) []string {

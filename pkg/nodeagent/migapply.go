@@ -3,90 +3,144 @@ package nodeagent
 import (
 	"fmt"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/gantry-sched/gantry/pkg/devices"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
 )
 
-// applyGPU makes one GPU hold exactly want: MIG mode on (off for no instances), every
-// compute and GPU instance destroyed, then each wanted GPU instance created at its
-// start slot with one compute instance spanning it.
+// applyGPU makes one GPU hold exactly want: every compute and GPU instance destroyed,
+// MIG mode on (off when want is nil; an empty want leaves MIG on with no instances), then each wanted GPU instance created at its start
+// slot with one compute instance spanning it. Errors name the GPU; a MIG mode change
+// that waits for a GPU reset wraps ErrResetRequired.
 func applyGPU(lib nvml.Interface, model devices.Model, index int, want []devices.Instance) error {
+	if err := applyOn(lib, model, index, want); err != nil {
+		return fmt.Errorf("GPU %d: %w", index, err)
+	}
+	return nil
+}
+
+func applyOn(lib nvml.Interface, model devices.Model, index int, want []devices.Instance) error {
 	h, r := lib.DeviceGetHandleByIndex(index)
 	if r != nvml.SUCCESS {
-		return nvml.Wrap(r, "getting the handle")
+		return nvmlError(r, "getting the handle")
 	}
 	mode := nvml.DEVICE_MIG_ENABLE
-	if len(want) == 0 {
+	if want == nil {
 		mode = nvml.DEVICE_MIG_DISABLE
 	}
-	current, _, r := h.GetMigMode()
+	current, pending, r := h.GetMigMode()
 	if r != nvml.SUCCESS {
-		return nvml.Wrap(r, "reading the MIG mode")
+		return nvmlError(r, "reading the MIG mode")
 	}
 	if current == nvml.DEVICE_MIG_ENABLE {
 		if err := destroyAll(h); err != nil {
 			return err
 		}
 	}
-	if current != mode {
-		activation, r := h.SetMigMode(mode)
-		if r != nvml.SUCCESS {
-			return nvml.Wrap(r, "setting MIG mode %d", mode)
-		}
-		if activation != nvml.SUCCESS {
-			return nvml.Wrap(activation, "MIG mode %d is pending (a GPU reset is needed)", mode)
+	if current != mode || pending != mode {
+		if err := setMIGMode(h, mode); err != nil {
+			return err
 		}
 	}
-	ids, err := profileIDs(h)
+	if want == nil {
+		return nil
+	}
+	mem, r := h.GetMemoryInfo()
+	if r != nvml.SUCCESS {
+		return nvmlError(r, "reading memory")
+	}
+	offered, err := readProfiles(index, h, mem.Total)
 	if err != nil {
 		return err
 	}
 	for _, in := range want {
-		if err := createInstance(h, model, ids, in); err != nil {
+		if err := createInstance(h, model, offered, in); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// profileIDs maps the GPU's profile names to NVML profile infos.
-func profileIDs(h nvml.Device) (map[string]nvml.GpuInstanceProfileInfo, error) {
-	mem, r := h.GetMemoryInfo()
+// setMIGMode asks for mode and fails with ErrResetRequired unless it is in effect.
+func setMIGMode(h nvml.Device, mode int) error {
+	activation, r := h.SetMigMode(mode)
 	if r != nvml.SUCCESS {
-		return nil, nvml.Wrap(r, "reading memory")
+		return nvmlError(r, "setting MIG mode %s", migModeName(mode))
 	}
-	out := map[string]nvml.GpuInstanceProfileInfo{}
-	for id := 0; id < nvml.GPU_INSTANCE_PROFILE_COUNT; id++ {
-		info, r := h.GetGpuInstanceProfileInfo(id)
-		if r == nvml.SUCCESS {
-			out[ProfileName(info, mem.Total)] = info
-		}
+	if activation != nvml.SUCCESS {
+		return fmt.Errorf("MIG mode %s is pending (activation: %v): %w", migModeName(mode), activation, ErrResetRequired)
 	}
-	return out, nil
+	current, pending, r := h.GetMigMode()
+	if r != nvml.SUCCESS {
+		return nvmlError(r, "reading the MIG mode back")
+	}
+	if current != mode || pending != current {
+		return fmt.Errorf("MIG mode is %s with %s pending after asking for %s: %w",
+			migModeName(current), migModeName(pending), migModeName(mode), ErrResetRequired)
+	}
+	return nil
 }
 
-// createInstance creates one GPU instance and a compute instance covering it.
-func createInstance(h nvml.Device, model devices.Model, ids map[string]nvml.GpuInstanceProfileInfo, in devices.Instance) error {
-	info, ok := ids[in.Profile]
-	if !ok {
-		return fmt.Errorf("NVML offers no profile %s", in.Profile)
+func migModeName(mode int) string {
+	if mode == nvml.DEVICE_MIG_ENABLE {
+		return "on"
 	}
-	p, ok := model.Profile(in.Profile)
-	if !ok {
-		return fmt.Errorf("%s has no profile %s", model.ID, in.Profile)
+	return "off"
+}
+
+// createInstance creates one GPU instance of the offered profile named in.Profile at
+// the NVML placement starting at in.Start, and a compute instance covering it.
+func createInstance(h nvml.Device, model devices.Model, offered []MIGProfile, in devices.Instance) error {
+	if _, ok := model.Profile(in.Profile); !ok {
+		return fmt.Errorf("%s has no MIG profile %s", model.ID, in.Profile)
 	}
-	gi, r := h.CreateGpuInstanceWithPlacement(&info, &nvml.GpuInstancePlacement{Start: uint32(in.Start), Size: uint32(p.MemorySlices)})
+	p, ok := findProfile(offered, in.Profile)
+	if !ok {
+		return fmt.Errorf("NVML offers no MIG profile %s (it offers %v)", in.Profile, profileNames(offered))
+	}
+	place, ok := placementAt(p, in.Start)
+	if !ok {
+		return fmt.Errorf("NVML has no placement of %s starting at slot %d (it has %v)", in.Profile, in.Start, p.Placements)
+	}
+	info := p.raw
+	gi, r := h.CreateGpuInstanceWithPlacement(&info, &place)
 	if r != nvml.SUCCESS {
-		return nvml.Wrap(r, "creating GPU instance %s", in)
+		return nvmlError(r, "creating GPU instance %s", in)
 	}
 	ciInfo, r := gi.GetComputeInstanceProfileInfo(computeProfile(info.SliceCount), nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
 	if r != nvml.SUCCESS {
-		return nvml.Wrap(r, "compute profile for %s", in)
+		return nvmlError(r, "reading the compute profile for %s", in)
 	}
 	if _, r := gi.CreateComputeInstance(&ciInfo); r != nvml.SUCCESS {
-		return nvml.Wrap(r, "creating the compute instance of %s", in)
+		return nvmlError(r, "creating the compute instance of %s", in)
 	}
 	return nil
+}
+
+func findProfile(ps []MIGProfile, name string) (MIGProfile, bool) {
+	for _, p := range ps {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return MIGProfile{}, false
+}
+
+func profileNames(ps []MIGProfile) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+func placementAt(p MIGProfile, start int) (nvml.GpuInstancePlacement, bool) {
+	for _, q := range p.Placements {
+		if int(q.Start) == start {
+			return q, true
+		}
+	}
+	return nvml.GpuInstancePlacement{}, false
 }
 
 // computeProfile is the compute-instance profile spanning slices compute slices.
@@ -108,7 +162,8 @@ func computeProfile(slices uint32) int {
 	return nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE
 }
 
-// destroyAll removes every compute and GPU instance of the GPU.
+// destroyAll removes every compute and GPU instance of the GPU, of every profile NVML
+// defines (GFX, NO_ME and ALL_ME ones included).
 func destroyAll(h nvml.Device) error {
 	for id := 0; id < nvml.GPU_INSTANCE_PROFILE_COUNT; id++ {
 		info, r := h.GetGpuInstanceProfileInfo(id)
@@ -117,7 +172,7 @@ func destroyAll(h nvml.Device) error {
 		}
 		gis, r := h.GetGpuInstances(&info)
 		if r != nvml.SUCCESS {
-			return nvml.Wrap(r, "listing GPU instances of profile %d", id)
+			return nvmlError(r, "listing GPU instances of %s", profileConst(id))
 		}
 		for _, gi := range gis {
 			if err := destroyGI(gi); err != nil {
@@ -128,24 +183,26 @@ func destroyAll(h nvml.Device) error {
 	return nil
 }
 
+// destroyGI removes a GPU instance's compute instances of every compute profile, then
+// the GPU instance.
 func destroyGI(gi nvml.GpuInstance) error {
-	for cp := nvml.COMPUTE_INSTANCE_PROFILE_1_SLICE; cp <= nvml.COMPUTE_INSTANCE_PROFILE_6_SLICE; cp++ {
+	for cp := 0; cp < nvml.COMPUTE_INSTANCE_PROFILE_COUNT; cp++ {
 		info, r := gi.GetComputeInstanceProfileInfo(cp, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
 		if r != nvml.SUCCESS {
 			continue
 		}
 		cis, r := gi.GetComputeInstances(&info)
 		if r != nvml.SUCCESS {
-			return nvml.Wrap(r, "listing compute instances")
+			return nvmlError(r, "listing compute instances")
 		}
 		for _, ci := range cis {
 			if r := ci.Destroy(); r != nvml.SUCCESS {
-				return nvml.Wrap(r, "destroying a compute instance")
+				return nvmlError(r, "destroying a compute instance")
 			}
 		}
 	}
 	if r := gi.Destroy(); r != nvml.SUCCESS {
-		return nvml.Wrap(r, "destroying a GPU instance")
+		return nvmlError(r, "destroying a GPU instance")
 	}
 	return nil
 }

@@ -4,23 +4,27 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/gantry-sched/gantry/pkg/devices"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
-	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// readMIG reads a GPU's MIG mode and live instances into g. A GPU with MIG on gets a
-// MIG sharing whose custom layout is exactly its instances, so the device model offers
-// what the GPU really has.
+// readMIG reads a GPU's MIG mode, offered profiles and live instances into g. A GPU
+// with MIG on gets a MIG sharing whose custom layout is exactly its instances, so the
+// device model offers what the GPU really has.
 func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, totalBytes uint64) error {
 	current, _, r := h.GetMigMode()
 	if r == nvml.ERROR_NOT_SUPPORTED {
 		return nil
 	}
 	if r != nvml.SUCCESS {
-		return nvml.Wrap(r, "GPU %d: reading its MIG mode", g.Index)
+		return nvmlError(r, "GPU %d: reading its MIG mode", g.Index)
 	}
 	d.MIGCapable = true
+	var err error
+	if g.Profiles, err = readProfiles(g.Index, h, totalBytes); err != nil {
+		return err
+	}
 	if current != nvml.DEVICE_MIG_ENABLE {
 		if sharing.Mode == devices.MIG {
 			g.Sharing = devices.Sharing{Mode: devices.MIG, MIGStrategy: sharing.MIGStrategy, Layout: devices.LayoutDisabled}
@@ -28,14 +32,15 @@ func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, 
 		return nil
 	}
 	g.MIGEnabled = true
-	migs, err := readMIGDevices(g.Index, h, totalBytes)
-	if err != nil {
+	if g.MIG, err = readMIGDevices(g.Index, h, g.Profiles); err != nil {
 		return err
 	}
-	g.MIG = migs
-	profiles := make([]string, len(migs))
-	g.Instances = make([]devices.Instance, len(migs))
-	for i, m := range migs {
+	if err := checkCatalog(g, d.Model); err != nil {
+		return err
+	}
+	profiles := make([]string, len(g.MIG))
+	g.Instances = make([]devices.Instance, len(g.MIG))
+	for i, m := range g.MIG {
 		g.Instances[i], profiles[i] = m.Instance, m.Instance.Profile
 	}
 	g.Sharing = devices.Sharing{Mode: devices.MIG, MIGStrategy: sharing.MIGStrategy, Layout: devices.LayoutDisabled}
@@ -45,37 +50,43 @@ func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, 
 	return nil
 }
 
-// readMIGDevices lists the GPU instances of every profile and names each after its
-// first compute instance's MIG device UUID.
-func readMIGDevices(gpu int, h nvml.Device, totalBytes uint64) ([]MIGDevice, error) {
+// checkCatalog refuses live instances of a profile pkg/devices does not know: the
+// scheduler could neither advertise nor place them.
+func checkCatalog(g *GPUInfo, model devices.Model) error {
+	for _, m := range g.MIG {
+		if _, ok := model.Profile(m.Instance.Profile); !ok {
+			return fmt.Errorf("GPU %d (%s): MIG profile %s (instance at slot %d, GPU instance %d) is not in Gantry's %s catalog (known: %v)",
+				g.Index, g.UUID, m.Instance.Profile, m.Instance.Start, m.GpuInstanceID, model.ID, model.ProfileNames())
+		}
+	}
+	return nil
+}
+
+// readMIGDevices lists the GPU instances of every offered profile and names each after
+// its first compute instance's MIG device UUID.
+func readMIGDevices(gpu int, h nvml.Device, profiles []MIGProfile) ([]MIGDevice, error) {
 	uuids, err := migUUIDs(gpu, h)
 	if err != nil {
 		return nil, err
 	}
 	var out []MIGDevice
-	for id := 0; id < nvml.GPU_INSTANCE_PROFILE_COUNT; id++ {
-		info, r := h.GetGpuInstanceProfileInfo(id)
-		if r == nvml.ERROR_NOT_SUPPORTED || r == nvml.ERROR_INVALID_ARGUMENT {
-			continue
-		}
-		if r != nvml.SUCCESS {
-			return nil, nvml.Wrap(r, "GPU %d: reading MIG profile %d", gpu, id)
-		}
+	for _, p := range profiles {
+		info := p.raw
 		gis, r := h.GetGpuInstances(&info)
 		if r != nvml.SUCCESS {
-			return nil, nvml.Wrap(r, "GPU %d: listing GPU instances of profile %d", gpu, id)
+			return nil, nvmlError(r, "GPU %d: listing GPU instances of profile %s", gpu, p.Name)
 		}
 		for _, gi := range gis {
 			gii, r := gi.GetInfo()
 			if r != nvml.SUCCESS {
-				return nil, nvml.Wrap(r, "GPU %d: reading a GPU instance of profile %d", gpu, id)
+				return nil, nvmlError(r, "GPU %d: reading a GPU instance of profile %s", gpu, p.Name)
 			}
-			u := uuids[int(gii.ID)]
+			u := uuids[int(gii.Id)]
 			out = append(out, MIGDevice{
-				Instance:      devices.Instance{Profile: ProfileName(info, totalBytes), Start: int(gii.Placement.Start)},
+				Instance:      devices.Instance{Profile: p.Name, Start: int(gii.Placement.Start)},
 				UUID:          u.uuid,
-				GpuInstanceID: int(gii.ID), ComputeInstanceID: u.ci,
-				Memory: resources.MiB(info.MemorySizeMB),
+				GpuInstanceID: int(gii.Id), ComputeInstanceID: u.ci,
+				Memory: p.Memory,
 			})
 		}
 	}
@@ -92,7 +103,7 @@ type migID struct {
 func migUUIDs(gpu int, h nvml.Device) (map[int]migID, error) {
 	max, r := h.GetMaxMigDeviceCount()
 	if r != nvml.SUCCESS {
-		return nil, nvml.Wrap(r, "GPU %d: reading its MIG device count", gpu)
+		return nil, nvmlError(r, "GPU %d: reading its MIG device count", gpu)
 	}
 	out := map[int]migID{}
 	for i := 0; i < max; i++ {
@@ -101,7 +112,7 @@ func migUUIDs(gpu int, h nvml.Device) (map[int]migID, error) {
 			continue
 		}
 		if r != nvml.SUCCESS {
-			return nil, nvml.Wrap(r, "GPU %d: MIG device %d", gpu, i)
+			return nil, nvmlError(r, "GPU %d: MIG device %d", gpu, i)
 		}
 		gi, r1 := m.GetGpuInstanceId()
 		ci, r2 := m.GetComputeInstanceId()
@@ -123,24 +134,4 @@ func firstFailure(rs ...nvml.Return) error {
 		}
 	}
 	return nil
-}
-
-// ProfileName names a GPU-instance profile the way NVIDIA's tools do: "<compute>g.<GB>gb"
-// with "+me" for the media-extension profiles. The GB figure is the profile's share of
-// the GPU's memory rounded up to eighths, times the GPU's memory in whole GB (rounded
-// up), rounded to the nearest GB: 4864 MB of a 40 GB A100 is "5gb".
-func ProfileName(info nvml.GpuInstanceProfileInfo, totalBytes uint64) string {
-	const gib = 1 << 30
-	totalMB := totalBytes >> 20
-	if totalMB == 0 {
-		return fmt.Sprintf("%dg.0gb", info.SliceCount)
-	}
-	eighths := (info.MemorySizeMB*8 + totalMB - 1) / totalMB
-	totalGB := (totalBytes + gib - 1) / gib
-	gb := (eighths*totalGB*2 + 8) / 16 // round(eighths*totalGB/8), half up
-	name := fmt.Sprintf("%dg.%dgb", info.SliceCount, gb)
-	if info.ID == nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1 || info.ID == nvml.GPU_INSTANCE_PROFILE_2_SLICE_REV1 {
-		name += "+me"
-	}
-	return name
 }

@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -16,6 +17,9 @@ import (
 func (inv *Inventory) Preferred(resource resources.Name, available, mustInclude []string, size int) ([]string, error) {
 	if size < len(mustInclude) || size > len(available) {
 		return nil, fmt.Errorf("preferred allocation of %d %s: %d available, %d required", size, resource, len(available), len(mustInclude))
+	}
+	if inv.migReplicas(resource) {
+		return inv.preferMIGReplicas(resource, available, mustInclude, size)
 	}
 	inv.mu.Lock()
 	nd := inv.model.Clone()
@@ -47,6 +51,57 @@ func (inv *Inventory) Preferred(resource resources.Name, available, mustInclude 
 		return nil, fmt.Errorf("preferred allocation of %d %s: %s", want, resource, refusal)
 	}
 	return append(out, a.IDs()...), nil
+}
+
+// migReplicas reports whether resource advertises replicas of time-sliced MIG devices,
+// which the device model does not know.
+func (inv *Inventory) migReplicas(resource resources.Name) bool {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	for _, id := range inv.order {
+		if p := inv.byID[id]; p.Resource == resource {
+			return p.Device.Kind == devices.MIGDevice && p.Replicas > 0
+		}
+	}
+	return false
+}
+
+// preferMIGReplicas picks the mustInclude replicas and then best fit: replicas of the MIG
+// device with the fewest available (the fullest), as the device model picks GPU
+// replicas, so lightly used devices stay whole. Ties go in advertising order.
+func (inv *Inventory) preferMIGReplicas(resource resources.Name, available, mustInclude []string, size int) ([]string, error) {
+	out := append([]string(nil), mustInclude...)
+	taken := map[string]bool{}
+	for _, id := range mustInclude {
+		taken[id] = true
+	}
+	inv.mu.Lock()
+	free := map[string][]string{} // base -> available replica IDs
+	var bases []string
+	for _, id := range available {
+		p, ok := inv.byID[id]
+		if !ok || taken[id] || p.Resource != resource {
+			continue
+		}
+		if free[p.base] == nil {
+			bases = append(bases, p.base)
+		}
+		free[p.base] = append(free[p.base], id)
+	}
+	inv.mu.Unlock()
+	sort.SliceStable(bases, func(i, j int) bool { return len(free[bases[i]]) < len(free[bases[j]]) })
+	for _, b := range bases {
+		for _, id := range free[b] {
+			if len(out) == size {
+				return out, nil
+			}
+			out = append(out, id)
+		}
+	}
+	if len(out) < size {
+		return nil, fmt.Errorf("preferred allocation of %d %s: only %d of the available devices are on this node", size, resource, len(out))
+	}
+	return out, nil
 }
 
 // requestFor is the device-model request for n devices of one advertised resource.

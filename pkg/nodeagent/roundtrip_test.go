@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -40,7 +41,7 @@ func TestSchedulerReadsWhatTheAgentWrites(t *testing.T) {
 			d, inv := b.Inventory()
 			labels := nodeagent.Labels(d, b.Configured())
 			if tc.layout != "" {
-				labels[nodeagent.LabelMIGConfig] = tc.layout
+				labels[migprotocol.LabelConfig] = tc.layout
 			}
 			capacity := corev1.ResourceList{
 				corev1.ResourceCPU:    resource.MustParse("128"),

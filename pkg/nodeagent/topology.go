@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // assignTopology sets each GPU's NVLinkDomain (connected components of the graph whose
@@ -15,22 +15,22 @@ func assignTopology(gpus []GPUInfo, handles []nvml.Device) error {
 	uf := unionFind{}
 	for i, h := range handles {
 		uf.add(gpus[i].BusID)
-		for l := 0; l < nvml.NVLinkMaxLinks; l++ {
+		for l := 0; l < nvml.NVLINK_MAX_LINKS; l++ {
 			state, r := h.GetNvLinkState(l)
 			if r == nvml.ERROR_INVALID_ARGUMENT || r == nvml.ERROR_NOT_SUPPORTED {
 				continue // the GPU has fewer links, or none
 			}
 			if r != nvml.SUCCESS {
-				return nvml.Wrap(r, "GPU %d: reading NVLink %d state", i, l)
+				return nvmlError(r, "GPU %d: reading NVLink %d state", i, l)
 			}
 			if state != nvml.FEATURE_ENABLED {
 				continue
 			}
 			remote, r := h.GetNvLinkRemotePciInfo(l)
 			if r != nvml.SUCCESS {
-				return nvml.Wrap(r, "GPU %d: reading NVLink %d remote", i, l)
+				return nvmlError(r, "GPU %d: reading NVLink %d remote", i, l)
 			}
-			uf.union(gpus[i].BusID, normalizeBusID(remote.BusID))
+			uf.union(gpus[i].BusID, normalizeBusID(busID(remote)))
 		}
 	}
 	domains := map[string]int{}
@@ -48,6 +48,18 @@ func assignTopology(gpus []GPUInfo, handles []nvml.Device) error {
 		gpus[i].PCIeSwitch = switches[sw]
 	}
 	return nil
+}
+
+// busID is the PCI address in p, a NUL-terminated C string.
+func busID(p nvml.PciInfo) string {
+	b := make([]byte, 0, len(p.BusId))
+	for _, c := range p.BusId {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
 }
 
 // normalizeBusID turns NVML's "00000000:07:00.0" and the short "0000:07:00.0" into one

@@ -60,6 +60,7 @@ type fitKey struct {
 	milli         resources.MilliGPU
 	memory        resources.MiB
 	mig, models   string
+	perContainer  int64
 }
 
 type fitEntry struct {
@@ -74,7 +75,7 @@ type fitEntry struct {
 const maxShapes = 256
 
 func fitKeyOf(r devices.Request) fitKey {
-	k := fitKey{units: r.Units, shared: r.Shared, milli: r.Milli, memory: r.Memory}
+	k := fitKey{units: r.Units, shared: r.Shared, milli: r.Milli, memory: r.Memory, perContainer: r.PerContainer}
 	if len(r.MIG) > 0 {
 		parts := make([]string, len(r.MIG))
 		for i, m := range r.MIG {

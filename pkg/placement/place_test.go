@@ -8,6 +8,7 @@ import (
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -57,6 +58,10 @@ func TestFeasibilityRules(t *testing.T) {
 		{"flavor labels", gt.MakeNode("n").GPUs("H100", 8).Obj(), gpuPod().Obj(), placement.FlavorConstraint{NodeLabels: map[string]string{"gpu": "h100"}}, "FlavorLabels gpu"},
 		{"cpu", gt.MakeNode("n").GPUs("H100", 8).CPU("500m").Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, "Insufficient cpu"},
 		{"no GPUs", gt.MakeNode("n").Obj(), gpuPod().Obj(), placement.FlavorConstraint{}, "Devices nvidia.com/gpu"},
+		{"2 MPS replicas in one container", gt.MakeNode("n").GPUs("H100", 2).Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 4}).Obj(),
+			gt.MakeWorkload("ns", "w").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "2")).ContainerGPU(2).Obj(), placement.FlavorConstraint{}, "Devices nvidia.com/gpu"},
+		{"2 MPS replicas in two containers", gt.MakeNode("n").GPUs("H100", 2).Sharing(devices.Sharing{Mode: devices.MPS, Replicas: 4}).Obj(),
+			gt.MakeWorkload("ns", "w").PodSet("main", 1).Requests(gt.Req("nvidia.com/gpu", "2")).ContainerGPU(1).Obj(), placement.FlavorConstraint{}, ""},
 		{"MIG pod on whole GPUs", gt.MakeNode("n").GPUs("H100", 8).Obj(),
 			gt.MakeWorkload("ns", "w").PodSet("main", 1).Requests(gt.Req("nvidia.com/mig-1g.10gb", "1")).Obj(), placement.FlavorConstraint{}, "Devices nvidia.com/mig-1g.10gb"},
 	}

@@ -51,6 +51,7 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod set %q: requests: %w", ps.Name, err)
 	}
+	gpu.PerContainer = ps.ContainerGPU
 	tol := ps.Tolerations
 	if len(fc.Tolerations) > 0 {
 		tol = append(append([]corev1.Toleration(nil), ps.Tolerations...), fc.Tolerations...)

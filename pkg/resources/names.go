@@ -31,17 +31,38 @@ const (
 	MIGPrefix = "nvidia.com/mig-"
 )
 
-// MIGProfile returns the profile name when n is a mixed-strategy MIG resource
-// ("nvidia.com/mig-3g.40gb" -> "3g.40gb", true).
+// MIGProfile returns the profile, in NVIDIA's spelling, when n is a mixed-strategy MIG
+// resource: "nvidia.com/mig-3g.40gb" -> "3g.40gb", "nvidia.com/mig-1g.10gb.me" ->
+// "1g.10gb+me" (the "+" form is read too).
 func (n Name) MIGProfile() (string, bool) {
 	if strings.HasPrefix(string(n), MIGPrefix) {
-		return strings.TrimPrefix(string(n), MIGPrefix), true
+		return CanonicalMIGProfile(strings.TrimPrefix(string(n), MIGPrefix)), true
 	}
 	return "", false
 }
 
-// MIGResource is the mixed-strategy resource name of a MIG profile.
-func MIGResource(profile string) Name { return Name(MIGPrefix + profile) }
+// MIGResource is the mixed-strategy resource name of a MIG profile, in the Kubernetes
+// spelling NVIDIA's device plugin advertises: a "+" (not allowed in a resource name)
+// becomes "." ("1g.10gb+me" -> nvidia.com/mig-1g.10gb.me). Every MIG resource name Gantry
+// writes is built here.
+func MIGResource(profile string) Name {
+	return Name(MIGPrefix + strings.ReplaceAll(CanonicalMIGProfile(profile), "+", "."))
+}
+
+// CanonicalMIGProfile turns the Kubernetes spelling of a MIG profile into NVIDIA's:
+// "1g.10gb.me" -> "1g.10gb+me", "1g.24gb.me.all" -> "1g.24gb+me.all". NVIDIA's catalog,
+// layouts and device IDs use that spelling; names already in it, "-me" names and anything
+// unrecognised come back unchanged (a catalog lookup then reports the unknown profile).
+func CanonicalMIGProfile(p string) string {
+	size := strings.Index(strings.ToLower(p), "gb")
+	if size < 0 || !strings.Contains(p[:size], ".") {
+		return p
+	}
+	if rest := p[size+2:]; strings.HasPrefix(rest, ".") {
+		return p[:size+2] + "+" + rest[1:]
+	}
+	return p
+}
 
 // IsGPU reports whether n is any resource served by the GPU device layer.
 func (n Name) IsGPU() bool {

@@ -7,3 +7,13 @@ app.kubernetes.io/component: controller
 app.kubernetes.io/name: gantry
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+{{- /* The node agent's pods must not match gantry.selector (the controller's Service). */ -}}
+{{- define "gantry.nodeAgentLabels" -}}
+{{ include "gantry.nodeAgentSelector" . }}
+app.kubernetes.io/component: node-agent
+app.kubernetes.io/part-of: gantry
+{{- end -}}
+{{- define "gantry.nodeAgentSelector" -}}
+app.kubernetes.io/name: gantry-node-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}

@@ -59,6 +59,11 @@ type PodSet struct {
 	// Requests of one pod (containers summed, init containers as the scheduler counts them).
 	// +optional
 	Requests corev1.ResourceList `json:"requests,omitempty"`
+	// ContainerGPU is the most nvidia.com/gpu or nvidia.com/gpu.shared units one container
+	// of a pod asks for: a shared GPU may refuse more than one replica per container.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ContainerGPU int64 `json:"containerGPU,omitempty"`
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// NodeAffinity is the pods' required node affinity.

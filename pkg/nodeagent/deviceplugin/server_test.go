@@ -12,11 +12,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
-	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/internal/testing/mocknode"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/deviceplugin"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml"
-	"github.com/gantry-sched/gantry/pkg/nodeagent/nvml/mock"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -54,7 +52,7 @@ func (f fakePods) PodForAllocate(context.Context, resources.Name, []string) (nod
 
 // harness is a mock DGX A100 whose nvidia.com/gpu plugin is registered with a fake kubelet.
 type harness struct {
-	srv    *mock.Server
+	node   *mocknode.NodeWrapper
 	disc   *nodeagent.Discovery
 	inv    *nodeagent.Inventory
 	client pluginapi.DevicePluginClient
@@ -64,16 +62,8 @@ type harness struct {
 func newHarness(t *testing.T, pod nodeagent.Pod) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	srv := mock.NewDGXA100()
-	srv.Init()
-	d, err := nodeagent.Discover(srv, devices.Sharing{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := nodeagent.NewInventory(d, devices.Sharing{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	node := mocknode.MakeNode(t)
+	d, inv := node.Inventory()
 	kubelet := startKubelet(t, filepath.Join(dir, "kubelet.sock"))
 	socket := filepath.Join(dir, deviceplugin.SocketName(resources.NvidiaGPU))
 	plugin := deviceplugin.New(resources.NvidiaGPU, inv, nodeagent.NewAllocator(inv, fakePods{pod: pod}, ""), socket)
@@ -91,7 +81,7 @@ func newHarness(t *testing.T, pod nodeagent.Pod) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &harness{srv: srv, disc: d, inv: inv, client: pluginapi.NewDevicePluginClient(conn), reg: <-kubelet.got}
+	return &harness{node: node, disc: d, inv: inv, client: pluginapi.NewDevicePluginClient(conn), reg: <-kubelet.got}
 }
 
 func TestRegistersWithTheKubelet(t *testing.T) {
@@ -118,12 +108,12 @@ func TestListAndWatchReportsXIDAsUnhealthy(t *testing.T) {
 	if got := health(first); got != "GPU-0:Healthy GPU-1:Healthy GPU-2:Healthy GPU-3:Healthy GPU-4:Healthy GPU-5:Healthy GPU-6:Healthy GPU-7:Healthy" {
 		t.Fatalf("first list %s", got)
 	}
-	w, err := nodeagent.NewHealthWatcher(h.srv, h.disc, h.inv, nil)
+	w, err := nodeagent.NewHealthWatcher(h.node.Server(), h.disc, h.inv, nodeagent.HealthChecks{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go w.Run(ctx, 50)
-	if n := h.srv.InjectXID(3, 48, nvml.NoInstance); n != 1 {
+	if n := h.node.Server().InjectXID(3, 48, nodeagent.NoInstance); n != 1 {
 		t.Fatalf("XID reached %d event sets, want 1", n)
 	}
 	second, err := stream.Recv()

@@ -8,6 +8,7 @@ import (
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,7 @@ func TestNodeWrites(t *testing.T) {
 	if err := n.SetLabels(ctx, map[string]string{"nvidia.com/gpu.count": "8"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.SetMIGStatus(ctx, nodeagent.MIGStatus{Layout: "all-1g.5gb", State: nodeagent.MIGPending, Detail: "2 GPU pods still run on the node"}); err != nil {
+	if err := n.SetMIGStatus(ctx, migprotocol.Status{Config: "all-1g.5gb", State: migprotocol.Pending, Detail: "2 GPU pods still run on the node"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.SetUnhealthyDevices(ctx, []string{"GPU-3", "GPU-4"}); err != nil {
@@ -39,13 +40,16 @@ func TestNodeWrites(t *testing.T) {
 	if got.Labels["nvidia.com/gpu.count"] != "8" {
 		t.Errorf("labels %v", got.Labels)
 	}
-	if v := got.Annotations[nodeagent.AnnotationMIGState]; v != "pending all-1g.5gb: 2 GPU pods still run on the node" {
+	if v := got.Labels[migprotocol.LabelConfigState]; v != "pending" {
+		t.Errorf("MIG state label %q, want pending", v)
+	}
+	if v := got.Annotations[migprotocol.AnnotationState]; v != "pending all-1g.5gb: 2 GPU pods still run on the node" {
 		t.Errorf("MIG state annotation %q", v)
 	}
 	if v := got.Annotations[AnnotationUnhealthyDevices]; v != "GPU-3,GPU-4" {
 		t.Errorf("unhealthy annotation %q", v)
 	}
-	if len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != nodeagent.ConditionMIGLayout ||
+	if len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != migprotocol.ConditionLayout ||
 		got.Status.Conditions[0].Status != corev1.ConditionFalse || got.Status.Conditions[0].Reason != "MIGPending" {
 		t.Errorf("conditions %+v", got.Status.Conditions)
 	}

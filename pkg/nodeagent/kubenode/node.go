@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 )
 
 // AnnotationUnhealthyDevices lists the Gantry device IDs of the node that NVML reported
@@ -28,27 +29,40 @@ type Node struct {
 
 var (
 	_ nodeagent.NodeUpdater   = (*Node)(nil)
+	_ nodeagent.MIGNode       = (*Node)(nil)
 	_ nodeagent.GPUPodCounter = (*Node)(nil)
 )
+
+// ReadNode reads the Node's labels and annotations.
+func (n *Node) ReadNode(ctx context.Context) (nodeagent.NodeMeta, error) {
+	node, err := n.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	if err != nil {
+		return nodeagent.NodeMeta{}, fmt.Errorf("reading node %s: %w", n.Name, err)
+	}
+	return nodeagent.NodeMeta{Labels: node.Labels, Annotations: node.Annotations}, nil
+}
 
 // SetLabels merges labels into the Node's.
 func (n *Node) SetLabels(ctx context.Context, labels map[string]string) error {
 	return n.patch(ctx, map[string]any{"metadata": map[string]any{"labels": labels}}, "")
 }
 
-// SetMIGStatus writes the state annotation and the GantryMIGLayout condition.
-func (n *Node) SetMIGStatus(ctx context.Context, st nodeagent.MIGStatus) error {
-	if err := n.patch(ctx, map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		nodeagent.AnnotationMIGState: st.Annotation(),
-	}}}, ""); err != nil {
+// SetMIGStatus writes the GPU Operator's state label and Gantry's detail annotation in
+// one patch (so readers never see one without the other), then the GantryMIGLayout
+// condition.
+func (n *Node) SetMIGStatus(ctx context.Context, st migprotocol.Status) error {
+	if err := n.patch(ctx, map[string]any{"metadata": map[string]any{
+		"labels":      map[string]string{migprotocol.LabelConfigState: string(st.State)},
+		"annotations": map[string]string{migprotocol.AnnotationState: st.Annotation()},
+	}}, ""); err != nil {
 		return err
 	}
 	status := corev1.ConditionFalse
-	if st.State == nodeagent.MIGApplied {
+	if st.State == migprotocol.Success {
 		status = corev1.ConditionTrue
 	}
 	cond := corev1.NodeCondition{
-		Type: nodeagent.ConditionMIGLayout, Status: status, Reason: reasonOf(st.State),
+		Type: migprotocol.ConditionLayout, Status: status, Reason: reasonOf(st.State),
 		Message: st.Annotation(), LastHeartbeatTime: metav1.NewTime(n.Now()), LastTransitionTime: metav1.NewTime(n.Now()),
 	}
 	// Node conditions merge by type under a strategic merge patch.
@@ -56,7 +70,7 @@ func (n *Node) SetMIGStatus(ctx context.Context, st nodeagent.MIGStatus) error {
 }
 
 // reasonOf turns a state into a CamelCase condition reason ("pending" -> "MIGPending").
-func reasonOf(s nodeagent.MIGState) string {
+func reasonOf(s migprotocol.State) string {
 	str := string(s)
 	if str == "" {
 		return "MIGUnknown"

@@ -1,0 +1,72 @@
+package migparted
+
+import "sort"
+
+// Version is the only mig-parted config version understood.
+const Version = "v1"
+
+// Spec is one parsed mig-parted config file.
+type Spec struct {
+	// File names the source in errors.
+	File    string
+	Configs map[string]Config
+}
+
+// Config is one named config: its entries in file order.
+type Config struct {
+	Name    string
+	Line    int
+	Entries []Entry
+}
+
+// Entry is one element of a named config's list.
+type Entry struct {
+	Line int
+	// DeviceFilter lists the PCI device IDs the entry applies to; empty: every GPU.
+	DeviceFilter []DeviceID
+	// AllDevices is `devices: all`; otherwise Devices lists GPU indexes.
+	AllDevices bool
+	Devices    []int
+	MIGEnabled bool
+	// MIGDevices maps profile names, as written, to instance counts. MIG enabled with
+	// no devices (`mig-devices: {}`) turns MIG on and creates nothing.
+	MIGDevices map[string]int
+}
+
+// Names lists the configs, sorted.
+func (s *Spec) Names() []string {
+	out := make([]string, 0, len(s.Configs))
+	for n := range s.Configs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Has reports whether the file defines config name.
+func (s *Spec) Has(name string) bool {
+	_, ok := s.Configs[name]
+	return ok
+}
+
+// selects reports whether the entry applies to the GPU at index with PCI ID id.
+func (e Entry) selects(index int, id uint32, subsystem uint32) bool {
+	if len(e.DeviceFilter) > 0 {
+		match := false
+		for _, f := range e.DeviceFilter {
+			match = match || f.Matches(id, subsystem)
+		}
+		if !match {
+			return false
+		}
+	}
+	if e.AllDevices {
+		return true
+	}
+	for _, d := range e.Devices {
+		if d == index {
+			return true
+		}
+	}
+	return false
+}
