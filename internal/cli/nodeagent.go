@@ -277,6 +277,9 @@ func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentP
 	if err := env.node.SetLabels(ctx, nodeagent.Labels(p.d, p.sharing)); err != nil {
 		return err
 	}
+	if err := env.node.SetReplicatedDevices(ctx, p.inv.ReplicatedDevices()); err != nil {
+		return err
+	}
 	hw, err := nodeagent.NewHealthWatcher(p.lib, p.d, p.inv, p.checks, func(ev nodeagent.HealthEvent) {
 		fmt.Fprintf(w, "unhealthy: %s (%s)\n", strings.Join(ev.IDs, ","), ev.Reason)
 		if err := env.node.SetUnhealthyDevices(ctx, p.inv.Unhealthy()); err != nil {
@@ -387,6 +390,10 @@ func printDiscovery(w io.Writer, d *nodeagent.Discovery, inv *nodeagent.Inventor
 	fmt.Fprintln(w, "node labels:")
 	for _, k := range nodeagent.SortedLabelKeys(labels) {
 		fmt.Fprintf(w, "  %s=%s\n", k, labels[k])
+	}
+	if r := inv.ReplicatedDevices(); len(r) > 0 {
+		fmt.Fprintln(w, "node annotations:")
+		fmt.Fprintf(w, "  %s=%s\n", devices.AnnotationReplicatedDevices, r)
 	}
 	return nil
 }

@@ -43,6 +43,20 @@ func (b *DevicesWrapper) MPS(replicas int, limit resources.MiB) *DevicesWrapper 
 	return b.Sharing(devices.Sharing{Mode: devices.MPS, Replicas: replicas, MPSMemoryLimit: limit})
 }
 
+// Replicate adds NVIDIA's per-resource replication to the sharing set so far: after
+// TimeSlicing(0, rename) or MPS(0, 0), whole GPUs one entry at a time (a subset of them);
+// after MIG, time-sliced MIG devices. Replicated builds the entries.
+func (b *DevicesWrapper) Replicate(entries ...devices.ReplicatedResource) *DevicesWrapper {
+	b.sharing.Resources = append(b.sharing.Resources, entries...)
+	return b
+}
+
+// Replicated is one per-resource entry: name's devices as replicas each, the devices
+// selected by index ("1", "0:2") or all when none are given.
+func Replicated(name resources.Name, replicas int, devs ...string) devices.ReplicatedResource {
+	return devices.ReplicatedResource{Name: name, Replicas: replicas, Devices: devs}
+}
+
 // Fractional lets pods ask for fractions of a GPU.
 func (b *DevicesWrapper) Fractional() *DevicesWrapper {
 	return b.Sharing(devices.Sharing{Mode: devices.Fractional})

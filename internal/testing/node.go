@@ -38,6 +38,13 @@ func (w *NodeWrapper) MIG(layout string) *NodeWrapper { w.gpus.MIG(devices.MIGMi
 // Sharing sets the GPUs' sharing mode.
 func (w *NodeWrapper) Sharing(s devices.Sharing) *NodeWrapper { w.gpus.Sharing(s); return w }
 
+// Replicate adds per-resource replication entries to the GPUs' sharing (see
+// DevicesWrapper.Replicate).
+func (w *NodeWrapper) Replicate(entries ...devices.ReplicatedResource) *NodeWrapper {
+	w.gpus.Replicate(entries...)
+	return w
+}
+
 // NVLinkDomainSize splits the GPUs into NVLink domains of n GPUs.
 func (w *NodeWrapper) NVLinkDomainSize(n int) *NodeWrapper { w.gpus.NVLink(n); return w }
 

@@ -67,6 +67,15 @@ func TestNodeFromKube(t *testing.T) {
 			alloc: map[string]string{"nvidia.com/gpu": "1"}, wantErr: "cannot tell the GPU model"},
 		{name: "bad capacity type", labels: map[string]string{api.LabelCapacityType: "cheap"},
 			alloc: map[string]string{"cpu": "1"}, wantErr: "unknown capacity type"},
+		// Label values a newer GPU Operator might write are refused, not read as defaults.
+		{name: "unknown MIG strategy", labels: map[string]string{cluster.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", cluster.LabelMIGStrategy: "hybrid"},
+			alloc: map[string]string{"nvidia.com/gpu": "8"}, wantErr: `metadata.labels[nvidia.com/mig.strategy]: unknown value "hybrid" (from a newer GPU Operator?): Gantry knows none, single, mixed`},
+		{name: "unknown sharing strategy", labels: map[string]string{cluster.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", cluster.LabelSharingStrategy: "vgpu"},
+			alloc: map[string]string{"nvidia.com/gpu": "8"}, wantErr: `metadata.labels[nvidia.com/gpu.sharing-strategy]: unknown value "vgpu"`},
+		{name: "replicas not a number", labels: map[string]string{cluster.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", cluster.LabelGPUReplicas: "four"},
+			alloc: map[string]string{"nvidia.com/gpu": "8"}, wantErr: `metadata.labels[nvidia.com/gpu.replicas]: "four": want a whole number`},
+		{name: "known values pass", labels: map[string]string{cluster.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", cluster.LabelMIGStrategy: "none", cluster.LabelSharingStrategy: "none", cluster.LabelMIGCapable: "true"},
+			alloc: map[string]string{"nvidia.com/gpu": "8"}, wantGPU: 8},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,6 +36,9 @@ func NodeFromKube(in api.Node) (Node, error) {
 		return Node{}, n.errf("metadata.labels["+api.LabelCapacityType+"]", "unknown capacity type %q: want %s, %s or %s", n.Labels[api.LabelCapacityType], api.CapacityOnDemand, api.CapacitySpot, api.CapacityReserved)
 	}
 	n.CapacityType, n.Pool = ct, poolOf(n.Labels)
+	if err := n.checkOperatorLabels(); err != nil {
+		return Node{}, err
+	}
 	alloc, field := obj.Status.Allocatable, "status.allocatable"
 	if len(alloc) == 0 {
 		alloc, field = obj.Status.Capacity, "status.capacity"
@@ -60,7 +63,7 @@ func NodeFromKube(in api.Node) (Node, error) {
 			n.Allocatable[rn] = a
 		}
 	}
-	devs, warns, err := devicesFromKube(&n, advertised, field)
+	devs, warns, err := devicesFromKube(&n, advertised, field, obj.Annotations[devices.AnnotationReplicatedDevices])
 	if err != nil {
 		return Node{}, err
 	}

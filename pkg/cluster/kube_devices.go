@@ -12,7 +12,8 @@ import (
 // device-plugin resources the node advertises (adv). Capacity wins on disagreement. A
 // GPU model the labels do not name, or that the catalog does not know, is taken from the
 // cloud's labels or built as a generic GPU (gpuModel), with a warning.
-func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.NodeDevices, []Warning, error) {
+// replicated is the node agent's devices.AnnotationReplicatedDevices ("" when absent).
+func devicesFromKube(n *Node, adv resources.Vector, field, replicated string) (*devices.NodeDevices, []Warning, error) {
 	product := n.Labels[LabelGPUProduct]
 	if product == "" && n.Labels[LabelAlibabaGPUModel] != "" {
 		return alibabaDevices(n, field)
@@ -35,6 +36,9 @@ func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.Node
 	}
 	if adv[resources.NvidiaGPUShared] > 0 {
 		sharing.RenameByDefault = true
+	}
+	if sharing, err = n.replicatedFromLabels(model, sharing, labelCount, adv); err != nil {
+		return nil, nil, err
 	}
 	var warns []Warning
 	if assumed != nil {
@@ -65,6 +69,11 @@ func devicesFromKube(n *Node, adv resources.Vector, field string) (*devices.Node
 	devs, err := buildFromLabels(model, sharing, count, n.gpusPerNVLink())
 	if err == nil && pluginResources(devs.Capacity()).String() == pluginTotal.String() {
 		return devs, warns, nil
+	}
+	if err == nil && len(sharing.Resources) > 0 {
+		// A per-resource config replicating part of a resource's devices: the labels
+		// give the replicas, the capacity how many devices have them.
+		return n.selectFromCapacity(model, sharing, count, devs, adv, field, replicated, warns)
 	}
 	// Labels and capacity disagree (or the MIG config is a custom name): rebuild a
 	// mixed-strategy MIG layout from the advertised profile counts.
@@ -121,6 +130,9 @@ func countFromCapacity(m devices.Model, s devices.Sharing, adv resources.Vector)
 	case devices.Exclusive:
 		return int(adv[resources.NvidiaGPU]), true
 	case devices.TimeSlicing, devices.MPS:
+		if len(s.Resources) > 0 {
+			return 0, false // a subset replicated: the count label tells
+		}
 		total := adv[resources.NvidiaGPU] + adv[resources.NvidiaGPUShared]
 		return int(total) / max(s.Replicas, 1), true
 	case devices.MIG:
@@ -131,7 +143,11 @@ func countFromCapacity(m devices.Model, s devices.Sharing, adv resources.Vector)
 		if err != nil || len(one) == 0 || len(one[0]) == 0 {
 			return 0, false
 		}
-		return int(adv[resources.NvidiaGPU]) / len(one[0]), true
+		perGPU := len(one[0])
+		for _, r := range s.Resources { // time-sliced MIG devices (validated: nvidia.com/gpu)
+			perGPU *= r.Replicas
+		}
+		return int(adv[resources.NvidiaGPU]+adv[resources.NvidiaGPUShared]) / max(perGPU, 1), true
 	}
 	return 0, false
 }
@@ -227,4 +243,138 @@ func placeInstance(m devices.Model, layout [][]devices.Instance, p devices.Profi
 		}
 	}
 	return false
+}
+
+// replicatedFromLabels adds what GFD's labels say is replicated one resource at a time:
+// time-sliced MIG profiles (nvidia.com/mig-<profile>.sharing-strategy and .replicas
+// under mixed; nvidia.com/gpu.replicas under single), named as the capacity shows
+// (the ".shared" rename when only it is advertised); and time-sliced or MPS whole GPUs
+// whose advertised replicas do not cover all count GPUs, which NVIDIA's per-resource
+// config gives a subset of them (selectFromCapacity finds how many).
+func (n *Node) replicatedFromLabels(m devices.Model, s devices.Sharing, count int, adv resources.Vector) (devices.Sharing, error) {
+	switch {
+	case s.Mode == devices.MIG && s.MIGStrategy == devices.MIGSingle:
+		replicas, err := n.intLabel(LabelGPUReplicas)
+		if err != nil || replicas <= 1 {
+			return s, err
+		}
+		s.Resources = []devices.ReplicatedResource{entryFor(resources.NvidiaGPU, replicas, adv)}
+		s.RenameByDefault = false
+	case s.Mode == devices.MIG && m.MIG != nil:
+		s.RenameByDefault = false
+		for _, p := range m.MIG.Profiles {
+			r, ok, err := n.migReplicasLabel(p.Name, adv)
+			if err != nil {
+				return s, err
+			}
+			if ok {
+				s.Resources = append(s.Resources, r)
+			}
+		}
+	case s.Replicates() && count > 0 && int(adv[resources.NvidiaGPU]+adv[resources.NvidiaGPUShared]) != count*s.Replicas:
+		// The rename stays RenameByDefault (not the entry's Rename): every GPU's sharing
+		// then names its replicas as the free index files them (pkg/cluster index_shift).
+		r := devices.ReplicatedResource{Name: resources.NvidiaGPU, Replicas: s.Replicas}
+		if _, ok := replicatedCount(r, s.AdvertisedName(r), count, adv); ok {
+			s.Resources, s.Replicas = []devices.ReplicatedResource{r}, 0
+		} // else the count label is off: countFromCapacity corrects it, with a warning
+	}
+	return s, nil
+}
+
+// migReplicasLabel reads one MIG profile's replication from GFD's labels.
+func (n *Node) migReplicasLabel(profile string, adv resources.Vector) (devices.ReplicatedResource, bool, error) {
+	strategyKey, replicasKey := devices.MIGLabelKey(profile, "sharing-strategy"), devices.MIGLabelKey(profile, "replicas")
+	switch strategy := n.Labels[strategyKey]; strategy {
+	case "", "none":
+		return devices.ReplicatedResource{}, false, nil
+	case string(devices.TimeSlicing):
+	default:
+		return devices.ReplicatedResource{}, false, n.errf("metadata.labels["+strategyKey+"]", "%q: MIG devices are shared by time-slicing or not at all (want time-slicing or none)", strategy)
+	}
+	replicas, err := n.intLabel(replicasKey)
+	if err != nil {
+		return devices.ReplicatedResource{}, false, err
+	}
+	if replicas < 1 {
+		return devices.ReplicatedResource{}, false, n.errf("metadata.labels["+replicasKey+"]", "%q: a time-sliced MIG profile needs at least 1 replica", n.Labels[replicasKey])
+	}
+	return entryFor(resources.MIGResource(profile), replicas, adv), true, nil
+}
+
+// entryFor is a per-resource entry replicating name, renamed to <name>.shared when the
+// node advertises that name.
+func entryFor(name resources.Name, replicas int, adv resources.Vector) devices.ReplicatedResource {
+	r := devices.ReplicatedResource{Name: name, Replicas: replicas}
+	if adv[name+devices.SharedSuffix] > 0 {
+		r.Rename = name + devices.SharedSuffix
+	}
+	return r
+}
+
+// selectFromCapacity narrows each per-resource entry of s (built into all, where every
+// device of the entry's resource is replicated) to the number of devices the capacity
+// says are: with k of T devices replicated N times, the advertised name counts k×N
+// (renamed) or T-k+k×N. Which devices the node agent's annotation says; without it
+// (another device plugin) the first k are assumed (NVIDIA's "devices: <k>"), with a
+// warning naming the node.
+func (n *Node) selectFromCapacity(m devices.Model, s devices.Sharing, count int, all *devices.NodeDevices, adv resources.Vector, field, replicated string, warns []Warning) (*devices.NodeDevices, []Warning, error) {
+	annField := "metadata.annotations[" + devices.AnnotationReplicatedDevices + "]"
+	listed, err := devices.ParseReplicatedDevices(replicated)
+	if err != nil {
+		return nil, nil, n.errf(annField, "%v", err)
+	}
+	capAll := all.Capacity()
+	s.Resources = append([]devices.ReplicatedResource(nil), s.Resources...)
+	kept := s.Resources[:0]
+	for _, r := range s.Resources {
+		adName := s.AdvertisedName(r)
+		total := int(capAll[adName]) / r.Replicas
+		k, ok := replicatedCount(r, adName, total, adv)
+		if !ok {
+			return nil, nil, n.errf(field, "%s=%d is not what %d %s devices give with %d replicas each on some of them (%s=%d)",
+				adName, adv[adName], total, r.Name, r.Replicas, r.Name, adv[r.Name])
+		}
+		refs, has := listed[r.Name]
+		switch {
+		case has && len(refs) != k:
+			return nil, nil, n.errf(annField, "lists %d %s devices but %s says %d are replicated", len(refs), r.Name, field, k)
+		case has && k > 0:
+			r.Devices = refs
+		case k < total:
+			warns = append(warns, n.warn(field, "%d of %d %s devices are replicated %d times; the labels do not say which: assuming the first %d", k, total, r.Name, r.Replicas, k))
+			r.DeviceCount = k
+		default:
+			r.DeviceCount = k
+		}
+		if k > 0 {
+			kept = append(kept, r)
+		}
+	}
+	s.Resources = kept
+	if len(kept) == 0 && s.Mode != devices.MIG {
+		s = devices.Sharing{Mode: devices.Exclusive}
+	}
+	devs, err := buildFromLabels(m, s, count, n.gpusPerNVLink())
+	if err != nil {
+		return nil, nil, n.errf("metadata.labels", "%v", err)
+	}
+	if got := pluginResources(devs.Capacity()); got.String() != pluginResources(adv).String() {
+		return nil, nil, n.errf(field, "the device plugin advertises %s but the labels describe %s", pluginResources(adv), got)
+	}
+	return devs, warns, nil
+}
+
+// replicatedCount is k, the devices of r replicated, from the advertised counts.
+func replicatedCount(r devices.ReplicatedResource, adName resources.Name, total int, adv resources.Vector) (int, bool) {
+	if adName != r.Name {
+		k := int(adv[adName]) / r.Replicas
+		return k, k*r.Replicas == int(adv[adName]) && k <= total
+	}
+	if r.Replicas == 1 {
+		return total, int(adv[adName]) == total
+	}
+	extra := int(adv[adName]) - total
+	k := extra / (r.Replicas - 1)
+	return k, extra >= 0 && k*(r.Replicas-1) == extra && k <= total
 }

@@ -20,13 +20,16 @@ const (
 	ReplicaDevice
 	// ShareDevice is a fraction of one GPU.
 	ShareDevice
+	// MIGReplicaDevice is one time-sliced replica of a MIG instance.
+	MIGReplicaDevice
 )
 
 // Device is one concrete device handed to a pod.
 type Device struct {
 	GPU  int // GPU index
 	Kind DeviceKind
-	// Instance is the MIG instance (MIGDevice); Replica the replica slot (ReplicaDevice).
+	// Instance is the MIG instance (MIGDevice, MIGReplicaDevice); Replica the replica
+	// slot (ReplicaDevice, MIGReplicaDevice).
 	Instance Instance
 	Replica  int
 	// Milli is the device's share in the common unit; Memory the GPU memory it holds
@@ -36,13 +39,16 @@ type Device struct {
 }
 
 // ID is the device's stable name: "GPU-0", "GPU-3/mig-1g.10gb@4", "GPU-2/replica-1",
-// "GPU-1/share-500m" (with "-2048Mi" when memory was asked for). ParseDeviceID reads
-// it back.
+// "GPU-4/mig-1g.5gb@3/replica-1" (a replica of a time-sliced MIG instance, as the node
+// agent names it), "GPU-1/share-500m" (with "-2048Mi" when memory was asked for).
+// ParseDeviceID reads it back.
 func (d Device) ID() string {
 	gpu := GPUID(d.GPU)
 	switch d.Kind {
 	case MIGDevice:
 		return gpu + "/" + idMIG + d.Instance.String()
+	case MIGReplicaDevice:
+		return gpu + "/" + idMIG + d.Instance.String() + "/" + idReplica + strconv.Itoa(d.Replica)
 	case ReplicaDevice:
 		return gpu + "/" + idReplica + strconv.Itoa(d.Replica)
 	case ShareDevice:

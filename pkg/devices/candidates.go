@@ -64,7 +64,7 @@ func (g *gpuState) deviceFor(r Request) (Device, bool) {
 	if !eligible(g, r) {
 		return Device{}, false
 	}
-	s := g.spec.Sharing
+	s := g.sharing
 	switch {
 	case r.IsFraction():
 		if g.kind == unitShare && !g.wholeUsed && g.shareFits(r) {
@@ -78,7 +78,7 @@ func (g *gpuState) deviceFor(r Request) (Device, bool) {
 			}
 		case unitMIG:
 			if s.EffectiveMIGStrategy() == MIGSingle {
-				return g.freeInstance("")
+				return g.freeUnit(r, "", false)
 			}
 		case unitReplica:
 			if !s.RenameByDefault {
@@ -89,18 +89,22 @@ func (g *gpuState) deviceFor(r Request) (Device, bool) {
 		if g.kind == unitReplica && s.RenameByDefault {
 			return g.freeReplica()
 		}
+		if g.kind == unitMIG && s.EffectiveMIGStrategy() == MIGSingle {
+			return g.freeUnit(r, "", true)
+		}
 	default:
 		if g.kind == unitMIG && s.EffectiveMIGStrategy() == MIGMixed {
-			return g.freeInstance(r.MIG[0].Profile)
+			return g.freeUnit(r, r.MIG[0].Profile, r.MIG[0].Shared)
 		}
 	}
 	return Device{}, false
 }
 
-func (g *gpuState) freeInstance(profile string) (Device, bool) {
-	for k, in := range g.spec.Instances {
-		if !g.instUsed[k] && (profile == "" || in.Profile == profile) {
-			return g.instanceDevice(k), true
+// freeUnit is g's lowest free MIG unit serving the request (see unitMatches).
+func (g *gpuState) freeUnit(r Request, profile string, shared bool) (Device, bool) {
+	for k := range g.units {
+		if g.unitMatches(k, r, profile, shared) {
+			return g.unitDevice(k), true
 		}
 	}
 	return Device{}, false

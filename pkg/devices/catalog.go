@@ -8,8 +8,7 @@ import "github.com/gantry-sched/gantry/pkg/resources"
 // Discovery's sanitised product names (NVML's name, spaces -> "-") for Products. The
 // MIG geometries and their memory figures are in catalog_mig.go.
 
-// catalog builds the model table. It is a function, not a package variable, so no caller
-// can change what another sees.
+// catalog builds the model table; catalog_table.go builds it once and hands out copies.
 func catalog() []Model {
 	return append(append(ampere(), hopper()...), append(blackwell(), older()...)...)
 }

@@ -263,3 +263,21 @@ func TestMIGModelsHavePCIIDs(t *testing.T) {
 		}
 	}
 }
+
+// A looked-up model is the caller's own: changing it changes no later lookup.
+func TestLookupModelReturnsACopy(t *testing.T) {
+	m, err := devices.LookupModel("A100-SXM4-40GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Products[0] = "changed"
+	m.MIG.Profiles[0].Starts[0] = 99
+	m.MIG.Balanced[0] = "changed"
+	again, err := devices.LookupModel("A100-SXM4-40GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Products[0] == "changed" || again.MIG.Profiles[0].Starts[0] == 99 || again.MIG.Balanced[0] == "changed" {
+		t.Fatal("a change to one lookup's model reached the next lookup")
+	}
+}

@@ -60,12 +60,12 @@ var (
 	errUnhealthy       = errors.New("GPU is unhealthy")
 	errNotWhole        = errors.New("GPU is not offered whole")
 	errGPUInUse        = errors.New("GPU is already in use")
-	errInstanceInUse   = errors.New("MIG instance is already in use")
+	errInstanceInUse   = errors.New("MIG instance or replica is already in use")
 	errReplicaInUse    = errors.New("replica is already in use")
 	errNotFractional   = errors.New("GPU is not fractional")
 	errHeldWhole       = errors.New("GPU is held whole")
 	errNotHeldWhole    = errors.New("GPU is not held whole")
-	errInstanceNotHeld = errors.New("MIG instance is not held")
+	errInstanceNotHeld = errors.New("MIG instance or replica is not held")
 	errReplicaNotHeld  = errors.New("replica is not held")
 	errNoInstances     = errors.New("GPU has no MIG instances")
 	errNotReplicated   = errors.New("GPU is not time-sliced or MPS")
@@ -102,8 +102,8 @@ func (g *gpuState) take(d Device) error {
 		}
 		g.wholeUsed = true
 		return nil
-	case MIGDevice:
-		k, err := g.instanceIndex(d.Instance)
+	case MIGDevice, MIGReplicaDevice:
+		k, err := g.unitIndex(d)
 		if err != nil {
 			return err
 		}
@@ -155,8 +155,8 @@ func (g *gpuState) give(d Device) error {
 		}
 		g.wholeUsed = false
 		return nil
-	case MIGDevice:
-		k, err := g.instanceIndex(d.Instance)
+	case MIGDevice, MIGReplicaDevice:
+		k, err := g.unitIndex(d)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ const (
 )
 
 // idSyntax says how an ID must look, for error messages.
-const idSyntax = "want GPU-<i>, GPU-<i>/mig-<profile>@<start>, GPU-<i>/replica-<r> or GPU-<i>/share-<m>m[-<MiB>Mi]"
+const idSyntax = "want GPU-<i>, GPU-<i>/mig-<profile>@<start>[/replica-<r>], GPU-<i>/replica-<r> or GPU-<i>/share-<m>m[-<MiB>Mi]"
 
 // GPUOfID is the GPU index a device ID names: "GPU-3/mig-1g.10gb@4" -> 3. A MIG
 // instance, replica or share belongs to its GPU (its health is the GPU's). The whole ID
@@ -38,7 +38,8 @@ func KindOfID(id string) (DeviceKind, error) {
 // ParseDeviceID reads an ID that Device.ID wrote back into that Device, valued against
 // the node's GPU it names (the milli-GPU and memory of a whole GPU, MIG instance or
 // replica come from the GPU's model and sharing; a share carries its own). It checks that
-// the GPU exists, a MIG profile belongs to its model and a replica's GPU is shared; that
+// the GPU exists, a MIG profile belongs to its model and a replica's GPU is shared (a MIG
+// replica's instance in the layout and time-sliced, as its share depends on it); that
 // the device is free, or the instance in the layout, is Commit's job.
 func ParseDeviceID(id string, nd *NodeDevices) (Device, error) {
 	d, err := parseIDForm(id)
@@ -85,8 +86,17 @@ func (g *gpuState) value(d *Device) error {
 		}
 		d.Instance.Profile = p.Name // the catalog's spelling, as the layout holds it
 		d.Milli, d.Memory = p.Milli(g.model.MIG), p.Memory
+	case MIGReplicaDevice:
+		if p, ok := g.model.Profile(d.Instance.Profile); ok {
+			d.Instance.Profile = p.Name
+		}
+		u, err := g.unitIndex(*d)
+		if err != nil {
+			return err
+		}
+		d.Milli, d.Memory = g.units[u].milli, g.units[u].memory
 	case ReplicaDevice:
-		s := g.spec.Sharing
+		s := g.sharing
 		if s.Replicas < 1 {
 			return fmt.Errorf("GPU-%d is not time-sliced or MPS", g.spec.Index)
 		}
@@ -118,8 +128,17 @@ func parseIDForm(id string) (Device, error) {
 func parseTail(tail string, d *Device) bool {
 	if rest, ok := strings.CutPrefix(tail, idMIG); ok {
 		prof, start, ok := strings.Cut(rest, "@")
+		start, replica, isReplica := strings.Cut(start, "/")
 		s, okStart := parseIndex(start)
 		d.Kind, d.Instance = MIGDevice, Instance{Profile: prof, Start: s}
+		if isReplica {
+			r, okReplica := strings.CutPrefix(replica, idReplica)
+			d.Kind, d.Replica = MIGReplicaDevice, -1
+			if n, okN := parseIndex(r); okReplica && okN {
+				d.Replica = n
+			}
+			ok = ok && d.Replica >= 0
+		}
 		return ok && okStart && prof != ""
 	}
 	if rest, ok := strings.CutPrefix(tail, idReplica); ok {

@@ -14,7 +14,9 @@
 //     accepts exactly what the hardware accepts; named layouts in mig-parted style
 //     (all-disabled, all-<profile>, all-balanced, custom) resolve to concrete slots.
 //   - Sharing (sharing.go): exclusive, MIG single/mixed, time-slicing, MPS, fractional,
-//     with the resource names the NVIDIA device plugin advertises for each.
+//     with the resource names the NVIDIA device plugin advertises for each; NVIDIA's
+//     per-resource replication (a subset of the GPUs, time-sliced MIG devices as
+//     migunits.go lays them out) applied per GPU as the node agent applies it.
 //   - Allocation (node.go, fit.go, pick.go, commit.go): NodeDevices.Fit picks devices for
 //     one pod's Request without side effects and returns an Assignment or a Refusal;
 //     Commit and Release apply it all-or-nothing and never double-book.

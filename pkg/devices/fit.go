@@ -62,7 +62,10 @@ func eligible(g *gpuState, r Request) bool {
 }
 
 // fitUnits serves nvidia.com/gpu from one class of units: whole GPUs, else MIG-single
-// instances, else time-sliced/MPS replicas without renameByDefault.
+// instances, else time-sliced/MPS replicas without renameByDefault; when no class holds
+// the request alone (a per-resource config replicating some GPUs), every free
+// replica and instance and then whole GPUs, as the node advertises them all under the
+// one name.
 func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
 	var wbuf, pbuf [scratchGroups]int
 	whole := n.freeWhole(r, wbuf[:0])
@@ -70,15 +73,21 @@ func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
 		return n.wholeAssignment(pickTopology(n.gpus, whole, int(r.Units), pbuf[:0])), nil
 	}
 	var ibuf [scratchSlots]slot
-	inst := n.freeInstances(r, "", MIGSingle, ibuf[:0])
+	inst := n.freeInstances(r, "", false, MIGSingle, ibuf[:0])
 	if int64(len(inst)) >= r.Units {
-		return n.instanceAssignment(inst[:r.Units]), nil
+		return n.slotAssignment(inst[:r.Units]), nil
 	}
-	reps := n.freeReplicas(r, resources.NvidiaGPU, ibuf[:0])
+	units := n.freeReplicas(r, resources.NvidiaGPU, inst) // inst, then the replicas
+	reps := units[len(inst):]
 	if int64(len(reps)) >= r.Units {
-		return n.replicaAssignment(reps[:r.Units]), nil
+		return n.slotAssignment(reps[:r.Units]), nil
 	}
-	if len(whole) == 0 && len(inst) == 0 && len(reps) == 0 {
+	if rest := int(r.Units) - len(units); len(units) > 0 && rest <= len(whole) {
+		a := n.slotAssignment(units)
+		a.Devices = append(a.Devices, n.wholeAssignment(pickTopology(n.gpus, whole, rest, pbuf[:0])).Devices...)
+		return a, nil
+	}
+	if len(whole) == 0 && len(units) == 0 {
 		if err := n.replicaRule(r, resources.NvidiaGPU); err != nil {
 			return Assignment{}, &Refusal{Resource: resources.NvidiaGPU, Reason: err.Error()}
 		}
@@ -88,16 +97,19 @@ func (n *NodeDevices) fitUnits(r Request) (Assignment, *Refusal) {
 		r.Units, len(whole), len(inst), len(reps), n.healthyCount(), len(n.gpus))}
 }
 
+// fitReplicas serves nvidia.com/gpu.shared: replicas of whole GPUs, or of MIG devices
+// under the single strategy.
 func (n *NodeDevices) fitReplicas(r Request, name resources.Name, count int64) (Assignment, *Refusal) {
 	var buf [scratchSlots]slot
 	reps := n.freeReplicas(r, name, buf[:0])
+	reps = n.freeInstances(r, "", true, MIGSingle, reps)
 	if int64(len(reps)) < count {
 		if err := n.replicaRule(r, name); len(reps) == 0 && err != nil {
 			return Assignment{}, &Refusal{Resource: name, Reason: err.Error()}
 		}
 		return Assignment{}, &Refusal{Resource: name, Reason: fmt.Sprintf("need %d replicas, %d free", count, len(reps))}
 	}
-	return n.replicaAssignment(reps[:count]), nil
+	return n.slotAssignment(reps[:count]), nil
 }
 
 // fitMIG serves mixed-strategy MIG requests, profile by profile.
@@ -105,15 +117,19 @@ func (n *NodeDevices) fitMIG(r Request) (Assignment, *Refusal) {
 	var a Assignment
 	var buf [scratchSlots]slot
 	for _, mc := range r.MIG {
-		inst := n.freeInstances(r, mc.Profile, MIGMixed, buf[:0])
+		inst := n.freeInstances(r, mc.Profile, mc.Shared, MIGMixed, buf[:0])
 		if int64(len(inst)) < mc.Count {
-			return Assignment{}, &Refusal{Resource: resources.MIGResource(mc.Profile), Reason: fmt.Sprintf(
-				"need %d instances, %d free (%d on the node)", mc.Count, len(inst), n.instanceTotal(mc.Profile))}
+			name := mc.Resource()
+			if err := n.replicaRule(r, name); len(inst) == 0 && err != nil {
+				return Assignment{}, &Refusal{Resource: name, Reason: err.Error()}
+			}
+			return Assignment{}, &Refusal{Resource: name, Reason: fmt.Sprintf(
+				"need %d, %d free (%d on the node)", mc.Count, len(inst), n.unitTotal(mc))}
 		}
 		if len(r.MIG) == 1 {
-			return n.instanceAssignment(inst[:mc.Count]), nil
+			return n.slotAssignment(inst[:mc.Count]), nil
 		}
-		a.Devices = append(a.Devices, n.instanceAssignment(inst[:mc.Count]).Devices...)
+		a.Devices = append(a.Devices, n.slotAssignment(inst[:mc.Count]).Devices...)
 	}
 	return a, nil
 }
@@ -176,11 +192,14 @@ func (n *NodeDevices) healthyCount() int {
 	return c
 }
 
-func (n *NodeDevices) instanceTotal(profile string) int {
+// unitTotal counts the healthy MIG devices (instances or replicas) advertised under
+// mc's resource.
+func (n *NodeDevices) unitTotal(mc MIGCount) int {
 	c := 0
 	for i := range n.gpus {
-		for _, in := range n.gpus[i].spec.Instances {
-			if in.Profile == profile && n.gpus[i].healthy {
+		g := &n.gpus[i]
+		for _, u := range g.units {
+			if g.healthy && u.shared == mc.Shared && u.profile == mc.Profile {
 				c++
 			}
 		}
@@ -210,31 +229,38 @@ func (n *NodeDevices) freeWhole(r Request, out []int) []int {
 	return out
 }
 
-// freeInstances appends to out the free MIG instances of profile ("" = any) under strategy, fullest
-// GPU first, then lowest index and start.
-func (n *NodeDevices) freeInstances(r Request, profile string, strategy MIGStrategy, out []slot) []slot {
+// freeInstances appends to out the free MIG units (instances, or replicas of time-sliced
+// instances) of profile ("" = any) under strategy, advertised under the plain or the
+// ".shared" name, fullest GPU first, then lowest index and unit.
+func (n *NodeDevices) freeInstances(r Request, profile string, shared bool, strategy MIGStrategy, out []slot) []slot {
+	from := len(out)
 	for i := range n.gpus {
 		g := &n.gpus[i]
-		if !eligible(g, r) || g.kind != unitMIG || g.spec.Sharing.EffectiveMIGStrategy() != strategy {
+		if !eligible(g, r) || g.kind != unitMIG || g.sharing.EffectiveMIGStrategy() != strategy {
 			continue
 		}
-		free := g.freeInstanceCount()
-		for k, in := range g.spec.Instances {
-			if !g.instUsed[k] && (profile == "" || in.Profile == profile) {
+		free := g.freeUnitCount()
+		for k := range g.units {
+			u := &g.units[k]
+			if g.instUsed[k] || u.shared != shared || (profile != "" && u.profile != profile) {
+				continue
+			}
+			if u.replica < 0 || g.replicaAllowed(u, r) {
 				out = append(out, slot{i, k, free})
 			}
 		}
 	}
-	sortFullestFirst(out)
+	sortFullestFirst(out[from:])
 	return out
 }
 
 // freeReplicas appends to out the free replicas advertised as name, fullest GPU first.
 func (n *NodeDevices) freeReplicas(r Request, name resources.Name, out []slot) []slot {
+	from := len(out)
 	for i := range n.gpus {
 		g := &n.gpus[i]
-		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name ||
-			g.spec.Sharing.CheckContainerReplicas(name, r.containerReplicas()) != nil {
+		if !eligible(g, r) || g.kind != unitReplica || replicaResource(*g.sharing) != name ||
+			g.sharing.CheckContainerReplicas(name, r.containerReplicas()) != nil {
 			continue
 		}
 		free := g.freeReplicaCount()
@@ -244,23 +270,37 @@ func (n *NodeDevices) freeReplicas(r Request, name resources.Name, out []slot) [
 			}
 		}
 	}
-	sortFullestFirst(out)
+	sortFullestFirst(out[from:])
 	return out
 }
 
-// replicaRule is the one-replica-per-container refusal of the first replicated GPU
-// serving name that the request's largest container breaks; nil when none does.
+// replicaRule is the one-replica-per-container refusal of the first replicated GPU or
+// time-sliced MIG device serving name that the request's largest container breaks; nil
+// when none does.
 func (n *NodeDevices) replicaRule(r Request, name resources.Name) error {
 	for i := range n.gpus {
 		g := &n.gpus[i]
-		if !eligible(g, r) || g.kind != unitReplica || replicaResource(g.spec.Sharing) != name {
+		if !eligible(g, r) || !g.replicates(name) {
 			continue
 		}
-		if err := g.spec.Sharing.CheckContainerReplicas(name, r.containerReplicas()); err != nil {
+		if err := g.sharing.CheckContainerReplicas(name, r.containerReplicas()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replicates reports whether g advertises replicas under name.
+func (g *gpuState) replicates(name resources.Name) bool {
+	if g.kind == unitReplica {
+		return replicaResource(*g.sharing) == name
+	}
+	for _, u := range g.units {
+		if u.replica >= 0 && u.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // sortFullestFirst orders slots by their GPU's free count, then position, then slot
@@ -275,16 +315,6 @@ func compareSlots(a, b slot) int {
 		return cmp.Compare(a.pos, b.pos)
 	}
 	return cmp.Compare(a.k, b.k)
-}
-
-func (g *gpuState) freeInstanceCount() int {
-	c := 0
-	for _, u := range g.instUsed {
-		if !u {
-			c++
-		}
-	}
-	return c
 }
 
 func (g *gpuState) freeReplicaCount() int {
@@ -306,29 +336,21 @@ func (n *NodeDevices) wholeAssignment(pos []int) Assignment {
 	return a
 }
 
-func (n *NodeDevices) instanceAssignment(slots []slot) Assignment {
+// slotAssignment is the devices of free slots: MIG units on MIG GPUs, replicas on
+// replicated GPUs.
+func (n *NodeDevices) slotAssignment(slots []slot) Assignment {
 	a := Assignment{Devices: make([]Device, len(slots))}
 	for i, s := range slots {
-		a.Devices[i] = n.gpus[s.pos].instanceDevice(s.k)
-	}
-	return a
-}
-
-func (g *gpuState) instanceDevice(k int) Device {
-	in := g.spec.Instances[k]
-	p, _ := g.model.Profile(in.Profile)
-	return Device{GPU: g.spec.Index, Kind: MIGDevice, Instance: in, Milli: p.Milli(g.model.MIG), Memory: p.Memory}
-}
-
-func (n *NodeDevices) replicaAssignment(slots []slot) Assignment {
-	a := Assignment{Devices: make([]Device, len(slots))}
-	for i, s := range slots {
-		a.Devices[i] = n.gpus[s.pos].replicaDevice(s.k)
+		if g := &n.gpus[s.pos]; g.kind == unitMIG {
+			a.Devices[i] = g.unitDevice(s.k)
+		} else {
+			a.Devices[i] = g.replicaDevice(s.k)
+		}
 	}
 	return a
 }
 
 func (g *gpuState) replicaDevice(k int) Device {
-	s := g.spec.Sharing
+	s := g.sharing
 	return Device{GPU: g.spec.Index, Kind: ReplicaDevice, Replica: k, Milli: replicaMilli(s.Replicas), Memory: s.ReplicaMemory(*g.model)}
 }

@@ -67,15 +67,15 @@ type unitKind uint8
 
 const (
 	unitWhole   unitKind = iota // exclusive, or MIG mode with MIG disabled
-	unitMIG                     // MIG instances
+	unitMIG                     // MIG instances and time-sliced MIG replicas
 	unitReplica                 // time-slicing or MPS replicas
 	unitShare                   // fractional shares (and whole GPUs when entirely free)
 )
 
-func kindOf(g GPU) unitKind {
-	switch g.Sharing.EffectiveMode() {
+func kindOf(instances int, s Sharing) unitKind {
+	switch s.EffectiveMode() {
 	case MIG:
-		if len(g.Instances) > 0 {
+		if instances > 0 {
 			return unitMIG
 		}
 	case TimeSlicing, MPS:

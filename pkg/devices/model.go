@@ -148,17 +148,26 @@ func LookupModel(name string) (Model, error) {
 	if m, ok, err := lookupGeneric(name); ok {
 		return m, err
 	}
+	i, err := modelIndex(name)
+	if err != nil {
+		return Model{}, err
+	}
+	return table()[i].clone(), nil
+}
+
+// modelIndex is the position in the catalog table of the model name names.
+func modelIndex(name string) (int, error) {
 	key := normalizeModelName(name)
 	if key == "" {
-		return Model{}, fmt.Errorf("GPU model name is empty")
+		return 0, fmt.Errorf("GPU model name is empty")
 	}
-	for _, m := range catalog() {
+	for i, m := range table() {
 		if sameModelName(string(m.ID), key) || slices.ContainsFunc(m.Products, func(n string) bool { return sameModelName(n, key) }) ||
 			slices.ContainsFunc(m.Aliases, func(n string) bool { return sameModelName(n, key) }) {
-			return m, nil
+			return i, nil
 		}
 	}
-	return Model{}, fmt.Errorf("unknown GPU model %q: known models are %s", name, strings.Join(modelIDs(), ", "))
+	return 0, fmt.Errorf("unknown GPU model %q: known models are %s", name, strings.Join(modelIDs(), ", "))
 }
 
 func modelIDs() []string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -26,11 +27,15 @@ type gpuState struct {
 	// model is resolved once when the node is built and shared, read-only, by every GPU
 	// of that model on the node and by clones (looking it up costs a catalog build).
 	model *Model
-	// instMilli is each MIG instance's share in the common unit (shared, read-only).
-	instMilli   []resources.MilliGPU
+	// sharing is the GPU's own sharing (shared, read-only): spec.Sharing, or for a GPU
+	// of a per-resource config what the entry selecting it (or none) makes of it.
+	sharing *Sharing
+	// units are what a MIG GPU hands out: instances and time-sliced replicas (shared,
+	// read-only).
+	units       []migUnit
 	kind        unitKind
 	wholeUsed   bool
-	instUsed    []bool  // per spec.Instances entry
+	instUsed    []bool  // per units entry
 	replicaUsed []bool  // per replica
 	shares      []share // fractional shares held
 	usedMilli   resources.MilliGPU
@@ -61,8 +66,9 @@ func NewNodeDevicesWith(models []Model, gpus []GPU) (*NodeDevices, error) {
 	sorted := append([]GPU(nil), gpus...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
 	n := &NodeDevices{gpus: make([]gpuState, len(sorted)), freeMilli: make([]resources.MilliGPU, len(sorted))}
+	var pos sharingPositions
 	for i, g := range sorted {
-		st, err := newGPUState(g, &known) // one look-up per distinct model name at most
+		st, err := newGPUState(g, &known, &pos) // one look-up per distinct model name at most
 		if err != nil {
 			return nil, err
 		}
@@ -86,12 +92,12 @@ func modelFor(g GPU, models *[]namedModel) (*Model, error) {
 			return nm.model, nil
 		}
 	}
-	m, err := LookupModel(string(g.Model))
+	m, err := sharedModel(string(g.Model))
 	if err != nil {
 		return nil, err
 	}
-	*models = append(*models, namedModel{name: g.Model, model: &m})
-	return &m, nil
+	*models = append(*models, namedModel{name: g.Model, model: m})
+	return m, nil
 }
 
 // namedModel is a model and the name a GPU gave for it.
@@ -100,7 +106,15 @@ type namedModel struct {
 	model *Model
 }
 
-func newGPUState(g GPU, models *[]namedModel) (gpuState, error) {
+// sharingPositions numbers the node's devices as NVIDIA's per-resource selections
+// ("devices: <count>") count them: GPUs without MIG instances, and the MIG devices of
+// each resource.
+type sharingPositions struct {
+	whole int
+	mig   migPositions
+}
+
+func newGPUState(g GPU, models *[]namedModel, pos *sharingPositions) (gpuState, error) {
 	if g.Index < 0 {
 		return gpuState{}, fmt.Errorf("GPU-%d: index is negative", g.Index)
 	}
@@ -118,19 +132,32 @@ func newGPUState(g GPU, models *[]namedModel) (gpuState, error) {
 		return gpuState{}, fmt.Errorf("GPU-%d: instances: %w", g.Index, err)
 	}
 	g.Instances = append([]Instance(nil), g.Instances...)
-	st := gpuState{spec: &g, healthy: g.Healthy, model: m, kind: kindOf(g)}
+	st := gpuState{spec: &g, healthy: g.Healthy, model: m, sharing: gpuSharing(&g, pos)}
+	st.kind = kindOf(len(g.Instances), *st.sharing)
 	switch st.kind {
 	case unitMIG:
-		st.instUsed = make([]bool, len(g.Instances))
-		st.instMilli = make([]resources.MilliGPU, len(g.Instances))
-		for k, in := range g.Instances {
-			p, _ := m.Profile(in.Profile)
-			st.instMilli[k] = p.Milli(m.MIG)
-		}
+		st.units = newMIGUnits(&g, m, st.sharing, &pos.mig)
+		st.instUsed = make([]bool, len(st.units))
 	case unitReplica:
-		st.replicaUsed = make([]bool, g.Sharing.Replicas)
+		st.replicaUsed = make([]bool, st.sharing.Replicas)
 	}
 	return st, nil
+}
+
+// gpuSharing is how GPU g is shared, as the node agent shares it: a GPU without MIG
+// instances under a per-resource config gets the entry selecting it (by index, UUID or
+// position among such GPUs) or none (Sharing.ForGPU); any other GPU its configured
+// sharing (its MIG devices are selected in newMIGUnits).
+func gpuSharing(g *GPU, pos *sharingPositions) *Sharing {
+	if len(g.Instances) > 0 || g.Sharing.EffectiveMode() == MIG {
+		return &g.Sharing
+	}
+	pos.whole++
+	if len(g.Sharing.Resources) == 0 || !g.Sharing.Replicates() {
+		return &g.Sharing
+	}
+	s := g.Sharing.ForGPU(DeviceRef{Position: pos.whole - 1, Index: strconv.Itoa(g.Index), UUID: g.UUID})
+	return &s
 }
 
 // checkMIGStrategy enforces one MIG strategy per node and one profile under single.
@@ -243,7 +270,7 @@ func (n *NodeDevices) offer(freeOnly bool) resources.Vector {
 // addOffer adds what one GPU offers (all of it, or only its free part) to v.
 func (g *gpuState) addOffer(v resources.Vector, freeOnly bool) {
 	add := func(name resources.Name, a int64) { v[name] = resources.SatAdd(v[name], resources.Amount(a)) }
-	s := g.spec.Sharing
+	s := g.sharing
 	switch g.kind {
 	case unitWhole:
 		if !freeOnly || !g.wholeUsed {
@@ -252,21 +279,20 @@ func (g *gpuState) addOffer(v resources.Vector, freeOnly bool) {
 			add(resources.GPUMemory, int64(g.model.Memory))
 		}
 	case unitMIG:
-		for k, in := range g.spec.Instances {
+		for k := range g.units {
 			if freeOnly && g.instUsed[k] {
 				continue
 			}
-			p, _ := g.model.Profile(in.Profile)
-			add(migResource(s, p.Name), 1)
-			add(resources.GPUMilli, int64(p.Milli(g.model.MIG)))
-			add(resources.GPUMemory, int64(p.Memory))
+			add(g.units[k].name, 1)
+			add(resources.GPUMilli, int64(g.units[k].milli))
+			add(resources.GPUMemory, int64(g.units[k].memory))
 		}
 	case unitReplica:
 		for _, used := range g.replicaUsed {
 			if freeOnly && used {
 				continue
 			}
-			add(replicaResource(s), 1)
+			add(replicaResource(*s), 1)
 			add(resources.GPUMilli, int64(replicaMilli(s.Replicas)))
 			add(resources.GPUMemory, int64(s.ReplicaMemory(*g.model)))
 		}
@@ -311,12 +337,12 @@ func (g *gpuState) freeMilliNow() resources.MilliGPU {
 		var sum resources.MilliGPU
 		for k, used := range g.instUsed {
 			if !used {
-				sum += g.instMilli[k]
+				sum += g.units[k].milli
 			}
 		}
 		return sum
 	case unitReplica:
-		return resources.MilliGPU(g.freeReplicaCount()) * replicaMilli(g.spec.Sharing.Replicas)
+		return resources.MilliGPU(g.freeReplicaCount()) * replicaMilli(g.sharing.Replicas)
 	case unitShare:
 		if g.wholeUsed {
 			return 0

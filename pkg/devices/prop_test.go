@@ -19,18 +19,34 @@ var propNodeShapes = []func() *gt.DevicesWrapper{
 	func() *gt.DevicesWrapper { return gt.MakeDevices("T4", 2).TimeSlicing(4, true) },
 	func() *gt.DevicesWrapper { return gt.MakeDevices("A100", 2).MPS(3, 0) },
 	func() *gt.DevicesWrapper { return gt.MakeDevices("V100", 4).Fractional() },
+	// Per-resource sharing: a subset of the GPUs replicated (renamed or not, by index or
+	// count), beside whole GPUs under the same or another name.
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("T4", 4).TimeSlicing(0, false).Replicate(gt.Replicated(resources.NvidiaGPU, 3, "1", "2"))
+	},
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("A100", 3).MPS(0, 0).Replicate(devices.ReplicatedResource{Name: resources.NvidiaGPU, Rename: resources.NvidiaGPUShared, Replicas: 2, DeviceCount: 2})
+	},
+	// Time-sliced MIG: every 1g.5gb device, some 2g.10gb devices renamed, MIG single.
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("A100", 3).MIG(devices.MIGMixed, "all-balanced").Replicate(gt.Replicated("nvidia.com/mig-1g.5gb", 3),
+			devices.ReplicatedResource{Name: "nvidia.com/mig-2g.10gb", Rename: "nvidia.com/mig-2g.10gb.shared", Replicas: 2, Devices: []string{"0:0", "2:0"}})
+	},
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("A100", 2).MIG(devices.MIGSingle, "all-2g.10gb").Replicate(devices.ReplicatedResource{Name: resources.NvidiaGPU, Replicas: 2, DeviceCount: 4})
+	},
 }
 
 // drawRequest draws a request of any kind; many will not fit the node, which is fine.
 func drawRequest(t *rapid.T) devices.Request {
 	switch rapid.IntRange(0, 3).Draw(t, "kind") {
 	case 0:
-		return devices.Request{Units: int64(rapid.IntRange(1, 4).Draw(t, "units"))}
+		return devices.Request{Units: int64(rapid.IntRange(1, 6).Draw(t, "units"))}
 	case 1:
 		return devices.Request{Shared: int64(rapid.IntRange(1, 3).Draw(t, "shared"))}
 	case 2:
 		p := rapid.SampledFrom([]string{"1g.5gb", "2g.10gb", "3g.20gb"}).Draw(t, "profile")
-		return devices.Request{MIG: []devices.MIGCount{{Profile: p, Count: int64(rapid.IntRange(1, 2).Draw(t, "count"))}}}
+		return devices.Request{MIG: []devices.MIGCount{{Profile: p, Count: int64(rapid.IntRange(1, 4).Draw(t, "count")), Shared: rapid.Bool().Draw(t, "shared")}}}
 	}
 	return devices.Request{
 		Milli:  resources.MilliGPU(rapid.IntRange(0, 999).Draw(t, "milli")),
@@ -271,4 +287,33 @@ func TestPropPackProfilesComplete(t *testing.T) {
 			t.Fatalf("packed profiles %v, asked %v", gotNames, want)
 		}
 	})
+}
+
+// Every shape's advertised devices can all be held at once, one resource after the
+// other, with distinct IDs: the node offers exactly what it advertises.
+func TestCapacityIsFittable(t *testing.T) {
+	for i, shape := range propNodeShapes {
+		n := shape().Obj()
+		for name, count := range n.Capacity() {
+			if name == resources.GPUMilli || name == resources.GPUMemory || count == 0 || n.Free()[name] == 0 {
+				continue // a whole GPU under nvidia.com/gpu may be gone with a fractional share
+			}
+			want := n.Free()[name]
+			r := req(t, string(name), int(want))
+			r.PerContainer = 1 // one container each, as MPS requires
+			a, ref := n.Fit(r)
+			if ref != nil {
+				t.Fatalf("shape %d: %d free %s do not fit: %s", i, want, name, ref)
+			}
+			if len(slices.Compact(slices.Sorted(slices.Values(a.IDs())))) != int(want) {
+				t.Fatalf("shape %d: %s: IDs %v are not %d distinct devices", i, name, a.IDs(), want)
+			}
+			if err := n.Commit(a); err != nil {
+				t.Fatalf("shape %d: %v", i, err)
+			}
+			if n.Free()[name] != 0 {
+				t.Fatalf("shape %d: %s still has %d free after holding them all", i, name, n.Free()[name])
+			}
+		}
+	}
 }

@@ -28,9 +28,10 @@ type Request struct {
 	// ModelConstraint, when not empty, limits the request to GPUs of these models
 	// (e.g. the openb trace's gpu_spec). ParseRequest leaves it empty.
 	ModelConstraint []ModelID
-	// PerContainer is the most Units or Shared one container of the pod asks for (a
-	// replicated GPU may refuse more than one per container); 0 means one container asks
-	// for all of them. ParseRequest leaves it 0.
+	// PerContainer is the most devices of one resource (Units, Shared or one MIG
+	// resource) one container of the pod asks for (a replicated GPU or time-sliced MIG
+	// device may refuse more than one per container); 0 means one container asks for all
+	// of them. ParseRequest leaves it 0.
 	PerContainer int64
 }
 
@@ -39,13 +40,28 @@ func (r Request) containerReplicas() int64 {
 	if r.PerContainer > 0 {
 		return r.PerContainer
 	}
-	return max(r.Units, r.Shared)
+	n := max(r.Units, r.Shared)
+	for _, mc := range r.MIG {
+		n = max(n, mc.Count)
+	}
+	return n
 }
 
-// MIGCount is a number of instances of one MIG profile.
+// MIGCount is a number of devices of one MIG profile: instances, or replicas of
+// time-sliced instances advertised under the profile's resource; Shared asks for the
+// replicas advertised under its ".shared" rename (nvidia.com/mig-<profile>.shared).
 type MIGCount struct {
 	Profile string
 	Count   int64
+	Shared  bool
+}
+
+// Resource is the resource name the devices are advertised under.
+func (mc MIGCount) Resource() resources.Name {
+	if mc.Shared {
+		return resources.MIGResource(mc.Profile) + SharedSuffix
+	}
+	return resources.MIGResource(mc.Profile)
 }
 
 // IsZero reports whether the request asks for no GPU at all.
@@ -72,7 +88,7 @@ func (r Request) Vector() resources.Vector {
 	set(resources.NvidiaGPU, r.Units)
 	set(resources.NvidiaGPUShared, r.Shared)
 	for _, m := range r.MIG {
-		set(resources.MIGResource(m.Profile), m.Count)
+		set(m.Resource(), m.Count)
 	}
 	set(resources.GPUMilli, int64(r.Milli))
 	set(resources.GPUMemory, int64(r.Memory))
@@ -103,16 +119,25 @@ func ParseRequest(v resources.Vector) (Request, error) {
 		case resources.GPUMemory:
 			r.Memory = resources.MiB(a)
 		default:
-			// Both spellings (mig-1g.10gb.me, mig-1g.10gb+me) name the same profile.
-			p, _ := name.MIGProfile()
-			r.MIG = append(r.MIG, MIGCount{Profile: p, Count: int64(a)})
+			r.MIG = append(r.MIG, migCount(name, int64(a)))
 		}
 	}
 	if len(r.MIG) > 0 {
 		kinds = append(kinds, "nvidia.com/mig-*")
 	}
-	sort.Slice(r.MIG, func(i, j int) bool { return r.MIG[i].Profile < r.MIG[j].Profile })
+	sort.Slice(r.MIG, func(i, j int) bool {
+		a, b := r.MIG[i], r.MIG[j]
+		return a.Profile < b.Profile || (a.Profile == b.Profile && !a.Shared && b.Shared)
+	})
 	return normalizeFraction(r, kinds)
+}
+
+// migCount reads a MIG resource: both spellings (mig-1g.10gb.me, mig-1g.10gb+me) name
+// the same profile, and a ".shared" suffix the renamed replicas of a time-sliced one.
+func migCount(name resources.Name, n int64) MIGCount {
+	base, shared := strings.CutSuffix(string(name), SharedSuffix)
+	p, _ := resources.Name(base).MIGProfile()
+	return MIGCount{Profile: p, Count: n, Shared: shared}
 }
 
 // normalizeFraction turns whole-GPU gpu-milli into Units and rejects mixed kinds.

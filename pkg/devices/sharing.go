@@ -59,7 +59,9 @@ type Sharing struct {
 	// Resources replicates resources one by one (NVIDIA's sharing.timeSlicing.resources or
 	// sharing.mps.resources): a subset of the GPUs, or MIG devices (time-sliced MIG), each
 	// with its own replica count and name. Empty means Replicas and RenameByDefault for
-	// nvidia.com/gpu on every GPU.
+	// nvidia.com/gpu on every GPU. In mode mig it lists the time-sliced MIG resources
+	// (nvidia.com/mig-<profile>; nvidia.com/gpu under the single strategy): the device
+	// plugin's time-slicing of the MIG manager's layout.
 	Resources []ReplicatedResource
 }
 
@@ -171,15 +173,34 @@ func (s Sharing) ForGPU(d DeviceRef) Sharing {
 }
 
 // RefusesMultiReplica reports whether a container may hold at most one replica: always
-// under MPS, under time-slicing when FailRequestsGreaterThanOne is set.
+// under MPS, under time-slicing (time-sliced MIG devices included) when
+// FailRequestsGreaterThanOne is set.
 func (s Sharing) RefusesMultiReplica() bool {
 	switch s.EffectiveMode() {
 	case MPS:
 		return true
 	case TimeSlicing:
 		return s.FailRequestsGreaterThanOne
+	case MIG:
+		return s.FailRequestsGreaterThanOne && len(s.Resources) > 0
 	}
 	return false
+}
+
+// MIGReplication finds the entry time-slicing MIG device d, advertised as name
+// (nvidia.com/mig-<profile>, or nvidia.com/gpu under the single strategy). In mode MIG,
+// Resources lists the time-sliced MIG resources (NVIDIA's sharing.timeSlicing.resources
+// beside the MIG manager's layout); in time-slicing mode it is Replication.
+func (s Sharing) MIGReplication(name resources.Name, d DeviceRef) (ReplicatedResource, bool) {
+	if s.EffectiveMode() != MIG {
+		return s.Replication(name, d)
+	}
+	for _, r := range s.Resources {
+		if r.Name == name && r.Selects(d) {
+			return r, true
+		}
+	}
+	return ReplicatedResource{}, false
 }
 
 // CheckContainerReplicas is the refusal a container asking for n replicas of name gets,
@@ -189,7 +210,11 @@ func (s Sharing) CheckContainerReplicas(name resources.Name, n int64) error {
 	if n <= 1 || !s.RefusesMultiReplica() {
 		return nil
 	}
-	return fmt.Errorf("%s is shared (%s): maximum request size for shared resources is 1; found %d", name, s.EffectiveMode(), n)
+	mode := s.EffectiveMode()
+	if mode == MIG {
+		mode = TimeSlicing // MIG devices are replicated by time-slicing only
+	}
+	return fmt.Errorf("%s is shared (%s): maximum request size for shared resources is 1; found %d", name, mode, n)
 }
 
 // MPSClientMemory is one MPS client's pinned device memory limit on a device of total

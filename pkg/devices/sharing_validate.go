@@ -83,13 +83,11 @@ func validateResources(m Model, s Sharing) error {
 	if s.Replicas != 0 {
 		return fmt.Errorf("sharing.replicas: %d set together with sharing.resources: give the replicas per resource", s.Replicas)
 	}
-	seen := map[resources.Name]bool{}
+	if err := listedOnce(s.Resources); err != nil {
+		return err
+	}
 	for i, r := range s.Resources {
 		field := fmt.Sprintf("sharing.resources[%d]", i)
-		if seen[r.Name] {
-			return fmt.Errorf("%s.name: %s is listed twice", field, r.Name)
-		}
-		seen[r.Name] = true
 		if err := validateResource(m, s, r); err != nil {
 			return fmt.Errorf("%s.%w", field, err)
 		}
@@ -167,6 +165,9 @@ func validateMIG(m Model, s Sharing) error {
 	if err != nil {
 		return fmt.Errorf("sharing.layout: %w", err)
 	}
+	if err := validateMIGResources(m, s); err != nil {
+		return err
+	}
 	if strategy == MIGSingle {
 		if p, q, ok := twoProfiles(layouts); ok {
 			return fmt.Errorf("sharing.migStrategy: single needs one profile on every GPU, layout %q has %s and %s (use mixed)", s.Layout, p, q)
@@ -188,4 +189,50 @@ func twoProfiles(layouts [][]Instance) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// validateMIGResources checks the time-sliced MIG devices of a MIG sharing: each entry a
+// MIG resource of the model (or nvidia.com/gpu, the MIG devices of the single
+// strategy), with the checks of any replicated resource. Whole GPUs beside MIG are not
+// replicated in mode mig, so nvidia.com/gpu under mixed is refused, not ignored.
+func validateMIGResources(m Model, s Sharing) error {
+	if len(s.Resources) == 0 {
+		return nil
+	}
+	if s.Replicas != 0 {
+		return fmt.Errorf("sharing.replicas: %d set in mode mig: give the replicas per MIG resource in sharing.resources", s.Replicas)
+	}
+	if s.MPSMemoryLimit != 0 {
+		return fmt.Errorf("sharing.mpsMemoryLimit: only applies to mode mps, not mig")
+	}
+	ts := s
+	ts.Mode = TimeSlicing // MIG devices are time-sliced, never MPS clients
+	if err := listedOnce(s.Resources); err != nil {
+		return err
+	}
+	for i, r := range s.Resources {
+		field := fmt.Sprintf("sharing.resources[%d]", i)
+		if r.Name == resources.NvidiaGPU && s.EffectiveMIGStrategy() != MIGSingle {
+			return fmt.Errorf("%s.name: nvidia.com/gpu in mode mig with strategy %s: only MIG resources are time-sliced (nvidia.com/gpu names MIG devices under single only)", field, s.EffectiveMIGStrategy())
+		}
+		if _, isMIG := r.Name.MIGProfile(); isMIG && s.EffectiveMIGStrategy() == MIGSingle {
+			return fmt.Errorf("%s.name: %s under strategy single: MIG devices are advertised as nvidia.com/gpu", field, r.Name)
+		}
+		if err := validateResource(m, ts, r); err != nil {
+			return fmt.Errorf("%s.%w", field, err)
+		}
+	}
+	return nil
+}
+
+// listedOnce refuses a resource listed twice in sharing.resources.
+func listedOnce(rs []ReplicatedResource) error {
+	seen := map[resources.Name]bool{}
+	for i, r := range rs {
+		if seen[r.Name] {
+			return fmt.Errorf("sharing.resources[%d].name: %s is listed twice", i, r.Name)
+		}
+		seen[r.Name] = true
+	}
+	return nil
 }

@@ -43,7 +43,9 @@ type Inventory struct {
 	order   []string // IDs in advertising order
 	model   *devices.NodeDevices
 	gpuDown map[int]bool // GPUs marked unhealthy as a whole (so also in model)
-	subs    map[chan struct{}]bool
+	// replicated are the devices each replicated resource's replicas come from.
+	replicated devices.ReplicatedDevices
+	subs       map[chan struct{}]bool
 }
 
 // NewInventory builds the inventory of a discovery under sharing s, as NVIDIA's device
@@ -67,7 +69,7 @@ func NewInventory(d *Discovery, s devices.Sharing) (*Inventory, error) {
 		return nil, fmt.Errorf("node devices: %w", err)
 	}
 	inv := &Inventory{sharing: s, byID: map[string]*PluginDevice{}, model: nd, gpuDown: map[int]bool{}, subs: map[chan struct{}]bool{}}
-	b := advertiser{node: s, model: d.Model, positions: map[resources.Name]int{}}
+	b := advertiser{node: s, model: d.Model, positions: map[resources.Name]int{}, replicated: devices.ReplicatedDevices{}}
 	for i, g := range d.GPUs {
 		for _, pd := range b.gpu(g, gpus[i].Sharing) {
 			p := pd
@@ -75,8 +77,13 @@ func NewInventory(d *Discovery, s devices.Sharing) (*Inventory, error) {
 			inv.order = append(inv.order, p.ID)
 		}
 	}
+	inv.replicated = b.replicated
 	return inv, nil
 }
+
+// ReplicatedDevices are the devices each replicated resource's replicas come from, for
+// the node annotation devices.AnnotationReplicatedDevices (the labels only count them).
+func (inv *Inventory) ReplicatedDevices() devices.ReplicatedDevices { return inv.replicated }
 
 // advertiser lists what each GPU advertises, counting each resource's devices in
 // order for NVIDIA's "devices: <count>" selections.
@@ -84,6 +91,8 @@ type advertiser struct {
 	node      devices.Sharing
 	model     devices.Model
 	positions map[resources.Name]int
+	// replicated collects the devices replicated, by resource (before any rename).
+	replicated devices.ReplicatedDevices
 }
 
 // gpu lists what one GPU advertises under its sharing s.
@@ -115,6 +124,7 @@ func (b *advertiser) gpuReplicas(base PluginDevice, g GPUInfo, s devices.Sharing
 	if total == 0 {
 		total = b.model.Memory
 	}
+	b.replicated[resources.NvidiaGPU] = append(b.replicated[resources.NvidiaGPU], strconv.Itoa(g.Index))
 	out := make([]PluginDevice, s.Replicas)
 	for r := range out {
 		p := base
@@ -152,6 +162,7 @@ func (b *advertiser) mig(base PluginDevice, gpu, k int, mig MIGDevice, s devices
 	if !ok {
 		return []PluginDevice{p}
 	}
+	b.replicated[p.Resource] = append(b.replicated[p.Resource], ref.Index)
 	out := make([]PluginDevice, r.Replicas)
 	for i := range out {
 		out[i] = p

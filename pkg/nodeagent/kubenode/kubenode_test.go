@@ -7,6 +7,7 @@ import (
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -59,6 +60,20 @@ func TestNodeWrites(t *testing.T) {
 	got, _ = n.Client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
 	if v, ok := got.Annotations[AnnotationUnhealthyDevices]; ok {
 		t.Errorf("unhealthy annotation %q kept after all devices recovered", v)
+	}
+	if err := n.SetReplicatedDevices(ctx, devices.ReplicatedDevices{"nvidia.com/gpu": {"6", "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = n.Client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if v := got.Annotations[devices.AnnotationReplicatedDevices]; v != "nvidia.com/gpu=1,6" {
+		t.Errorf("replicated-devices annotation %q, want nvidia.com/gpu=1,6", v)
+	}
+	if err := n.SetReplicatedDevices(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = n.Client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if v, ok := got.Annotations[devices.AnnotationReplicatedDevices]; ok {
+		t.Errorf("replicated-devices annotation %q kept with nothing replicated", v)
 	}
 }
 

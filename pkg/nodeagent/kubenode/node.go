@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/nodeagent"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 )
@@ -85,6 +86,16 @@ func (n *Node) SetUnhealthyDevices(ctx context.Context, ids []string) error {
 		v = strings.Join(ids, ",")
 	}
 	return n.patch(ctx, map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationUnhealthyDevices: v}}}, "")
+}
+
+// SetReplicatedDevices writes (or, when nothing is replicated, removes)
+// devices.AnnotationReplicatedDevices.
+func (n *Node) SetReplicatedDevices(ctx context.Context, r devices.ReplicatedDevices) error {
+	var v any
+	if len(r) > 0 {
+		v = r.String()
+	}
+	return n.patch(ctx, map[string]any{"metadata": map[string]any{"annotations": map[string]any{devices.AnnotationReplicatedDevices: v}}}, "")
 }
 
 func (n *Node) patch(ctx context.Context, body map[string]any, sub string) error {
