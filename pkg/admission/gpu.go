@@ -10,13 +10,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// Node labels set by NVIDIA GPU Feature Discovery that DefaultGPUAccounting reads from a
-// flavor's nodeLabels.
-const (
-	labelGPUProduct  = "nvidia.com/gpu.product"
-	labelGPUReplicas = "nvidia.com/gpu.replicas"
-)
-
 // DefaultGPUAccounting converts one pod's GPU requests into milli-GPU with the device
 // model's rule (devices.AccountingMilli), learning the GPU model and its sharing from
 // the flavor's GFD node labels: nvidia.com/gpu.product (with GFD's "-MIG-<profile>"
@@ -36,16 +29,16 @@ func DefaultGPUAccounting(pod resources.Vector, flavor *api.ResourceFlavor) (res
 		labels = flavor.NodeLabels
 	}
 	sharing := devices.Sharing{Mode: devices.Exclusive}
-	if v, ok := labels[labelGPUReplicas]; ok {
+	if v, ok := labels[devices.LabelGPUReplicas]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return 0, fmt.Errorf("flavor %s: label %s=%q: want a positive integer", flavorName(flavor), labelGPUReplicas, v)
+			return 0, fmt.Errorf("flavor %s: label %s=%q: want a positive integer", flavorName(flavor), devices.LabelGPUReplicas, v)
 		}
 		if n > 1 {
 			sharing = devices.Sharing{Mode: devices.TimeSlicing, Replicas: n}
 		}
 	}
-	product := labels[labelGPUProduct]
+	product := labels[devices.LabelGPUProduct]
 	model, modelErr := devices.LookupModel(product)
 	if profile, ok := singleStrategyProfile(product); ok {
 		if modelErr != nil && r.Units > 0 {

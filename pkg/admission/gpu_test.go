@@ -5,6 +5,7 @@ import (
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -34,13 +35,13 @@ func TestDefaultGPUAccounting(t *testing.T) {
 	}{
 		{"no GPU", v(resources.CPU, 4000), flavor(), 0, false},
 		{"two whole GPUs, no flavor", v(gpu, 2), nil, 2000, false},
-		{"MIG 3g on H100 (7 slices)", v(resources.MIGResource("3g.40gb"), 1), flavor(labelGPUProduct, "NVIDIA-H100-80GB-HBM3"), 428, false},
-		{"MIG 2g on A30 (4 slices)", v(resources.MIGResource("2g.12gb"), 1), flavor(labelGPUProduct, "NVIDIA-A30"), 500, false},
-		{"MIG single strategy unit", v(gpu, 2), flavor(labelGPUProduct, "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"), 284, false},
-		{"MIG single strategy, unknown model", v(gpu, 1), flavor(labelGPUProduct, "Acme-X-MIG-2g.20gb"), 285, false},
-		{"time-sliced unit", v(gpu, 1), flavor(labelGPUReplicas, "4"), 250, false},
+		{"MIG 3g on H100 (7 slices)", v(resources.MIGResource("3g.40gb"), 1), flavor(devices.LabelGPUProduct, "NVIDIA-H100-80GB-HBM3"), 428, false},
+		{"MIG 2g on A30 (4 slices)", v(resources.MIGResource("2g.12gb"), 1), flavor(devices.LabelGPUProduct, "NVIDIA-A30"), 500, false},
+		{"MIG single strategy unit", v(gpu, 2), flavor(devices.LabelGPUProduct, "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"), 284, false},
+		{"MIG single strategy, unknown model", v(gpu, 1), flavor(devices.LabelGPUProduct, "Acme-X-MIG-2g.20gb"), 285, false},
+		{"time-sliced unit", v(gpu, 1), flavor(devices.LabelGPUReplicas, "4"), 250, false},
 		{"fraction", v(resources.GPUMilli, 300), flavor(), 300, false},
-		{"bad replicas label", v(gpu, 1), flavor(labelGPUReplicas, "zero"), 0, true},
+		{"bad replicas label", v(gpu, 1), flavor(devices.LabelGPUReplicas, "zero"), 0, true},
 		{"mixed kinds refused", v(gpu, 1, resources.NvidiaGPUShared, 1), flavor(), 0, true},
 	}
 	for _, tt := range tests {

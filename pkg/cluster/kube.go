@@ -113,22 +113,22 @@ func (n *Node) intLabel(key string) (int, error) {
 // sharingFromLabels reads the sharing mode the labels describe.
 func (n *Node) sharingFromLabels() (devices.Sharing, error) {
 	l := n.Labels
-	strategy := l[LabelMIGStrategy]
-	if cfg := l[LabelMIGConfig]; cfg != "" && cfg != "all-disabled" && strategy != "none" && l[LabelMIGCapable] != "false" {
+	strategy := l[devices.LabelMIGStrategy]
+	if cfg := l[devices.LabelMIGConfig]; cfg != "" && cfg != "all-disabled" && strategy != "none" && l[devices.LabelMIGCapable] != "false" {
 		s := devices.Sharing{Mode: devices.MIG, MIGStrategy: devices.MIGMixed, Layout: cfg}
 		if strategy == string(devices.MIGSingle) {
 			s.MIGStrategy = devices.MIGSingle
 		}
 		return s, nil
 	}
-	if l[LabelGPUSharing] == string(devices.Fractional) {
+	if l[devices.LabelGPUSharing] == string(devices.Fractional) {
 		return devices.Sharing{Mode: devices.Fractional}, nil
 	}
-	replicas, err := n.intLabel(LabelGPUReplicas)
+	replicas, err := n.intLabel(devices.LabelGPUReplicas)
 	if err != nil {
 		return devices.Sharing{}, err
 	}
-	switch l[LabelSharingStrategy] {
+	switch l[devices.LabelSharingStrategy] {
 	case "mps":
 		return devices.Sharing{Mode: devices.MPS, Replicas: max(replicas, 1)}, nil
 	case "time-slicing":

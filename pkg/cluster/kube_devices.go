@@ -14,11 +14,11 @@ import (
 // cloud's labels or built as a generic GPU (gpuModel), with a warning.
 // replicated is the node agent's devices.AnnotationReplicatedDevices ("" when absent).
 func devicesFromKube(n *Node, adv resources.Vector, field, replicated string) (*devices.NodeDevices, []Warning, error) {
-	product := n.Labels[LabelGPUProduct]
+	product := n.Labels[devices.LabelGPUProduct]
 	if product == "" && n.Labels[LabelAlibabaGPUModel] != "" {
 		return alibabaDevices(n, field)
 	}
-	labelCount, err := n.intLabel(LabelGPUCount)
+	labelCount, err := n.intLabel(devices.LabelGPUCount)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,7 +53,7 @@ func devicesFromKube(n *Node, adv resources.Vector, field, replicated string) (*
 	count := labelCount
 	if derived, ok := countFromCapacity(model, sharing, adv); ok && derived != count {
 		if labelCount > 0 {
-			warns = append(warns, n.warn("metadata.labels["+LabelGPUCount+"]", "says %d GPUs but %s advertises %d: using %d", labelCount, field, derived, derived))
+			warns = append(warns, n.warn("metadata.labels["+devices.LabelGPUCount+"]", "says %d GPUs but %s advertises %d: using %d", labelCount, field, derived, derived))
 		}
 		count = derived
 	}
@@ -61,7 +61,7 @@ func devicesFromKube(n *Node, adv resources.Vector, field, replicated string) (*
 		count = assumed.count // the instance type's GPUs, when nothing else tells
 	}
 	if count == 0 {
-		return nil, nil, n.errf("metadata.labels["+LabelGPUCount+"]", "cannot tell how many GPUs back %s", pluginTotal)
+		return nil, nil, n.errf("metadata.labels["+devices.LabelGPUCount+"]", "cannot tell how many GPUs back %s", pluginTotal)
 	}
 	if err := devices.ValidateSharing(model, sharing); err != nil && sharing.Mode != devices.MIG {
 		return nil, nil, n.errf("metadata.labels", "%v", err)
@@ -80,7 +80,7 @@ func devicesFromKube(n *Node, adv resources.Vector, field, replicated string) (*
 	if sharing.Mode == devices.MIG && sharing.MIGStrategy == devices.MIGMixed {
 		devs2, err2 := buildFromMIGCapacity(model, sharing, count, adv, n.gpusPerNVLink())
 		if err2 == nil {
-			warns = append(warns, n.warn("metadata.labels["+LabelMIGConfig+"]", "layout %q does not match the advertised %s: using a layout built from %s", sharing.Layout, pluginTotal, field))
+			warns = append(warns, n.warn("metadata.labels["+devices.LabelMIGConfig+"]", "layout %q does not match the advertised %s: using a layout built from %s", sharing.Layout, pluginTotal, field))
 			return devs2, warns, nil
 		}
 	}
@@ -153,7 +153,7 @@ func countFromCapacity(m devices.Model, s devices.Sharing, adv resources.Vector)
 }
 
 func (n *Node) gpusPerNVLink() int {
-	v, err := n.intLabel(LabelGPUsPerNVLinkDomain)
+	v, err := n.intLabel(devices.LabelGPUsPerNVLinkDomain)
 	if err != nil {
 		return 0
 	}
@@ -254,7 +254,7 @@ func placeInstance(m devices.Model, layout [][]devices.Instance, p devices.Profi
 func (n *Node) replicatedFromLabels(m devices.Model, s devices.Sharing, count int, adv resources.Vector) (devices.Sharing, error) {
 	switch {
 	case s.Mode == devices.MIG && s.MIGStrategy == devices.MIGSingle:
-		replicas, err := n.intLabel(LabelGPUReplicas)
+		replicas, err := n.intLabel(devices.LabelGPUReplicas)
 		if err != nil || replicas <= 1 {
 			return s, err
 		}

@@ -3,6 +3,8 @@ package cluster
 import (
 	"strconv"
 	"strings"
+
+	"github.com/gantry-sched/gantry/pkg/devices"
 )
 
 // operatorLabelValues are the values the GPU Operator (GPU Feature Discovery, the
@@ -12,10 +14,10 @@ import (
 // In a fixed order, so the first bad label reported is the same on every run.
 func operatorLabelValues() []operatorLabel {
 	return []operatorLabel{
-		{LabelMIGStrategy, []string{"none", "single", "mixed"}},
-		{LabelSharingStrategy, []string{"none", "time-slicing", "mps"}},
-		{LabelMIGCapable, []string{"true", "false"}},
-		{LabelGPUSharing, []string{"fractional"}},
+		{devices.LabelMIGStrategy, []string{"none", "single", "mixed"}},
+		{devices.LabelSharingStrategy, []string{"none", "time-slicing", "mps"}},
+		{devices.LabelMIGCapable, []string{"true", "false"}},
+		{devices.LabelGPUSharing, []string{"fractional"}},
 	}
 }
 
@@ -34,9 +36,9 @@ func (n *Node) checkOperatorLabels() error {
 		}
 		return n.errf("metadata.labels["+l.key+"]", "unknown value %q (from a newer GPU Operator?): Gantry knows %s", v, strings.Join(l.allowed, ", "))
 	}
-	if v, has := n.Labels[LabelGPUReplicas]; has {
+	if v, has := n.Labels[devices.LabelGPUReplicas]; has {
 		if r, err := strconv.Atoi(v); err != nil || r < 0 {
-			return n.errf("metadata.labels["+LabelGPUReplicas+"]", "%q: want a whole number of replicas", v)
+			return n.errf("metadata.labels["+devices.LabelGPUReplicas+"]", "%q: want a whole number of replicas", v)
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ type assumption struct {
 // memory GFD reports (nvidia.com/gpu.memory, MiB). Any fallback comes with a warning
 // naming what was assumed; no way to tell the memory is an error.
 func (n *Node) gpuModel(product string, advertised resources.Vector) (devices.Model, *assumption, error) {
-	productKey := "metadata.labels[" + LabelGPUProduct + "]"
+	productKey := "metadata.labels[" + devices.LabelGPUProduct + "]"
 	if product != "" {
 		m, lookupErr := devices.LookupModel(product)
 		if lookupErr == nil {
@@ -59,8 +59,8 @@ func (n *Node) cloudModel(field, why string) (devices.Model, *assumption, bool) 
 
 // genericModel builds an uncatalogued GPU from nvidia.com/gpu.memory.
 func (n *Node) genericModel(product, field, why string) (devices.Model, *assumption, error) {
-	memKey := "metadata.labels[" + LabelGPUMemory + "]"
-	raw, ok := n.Labels[LabelGPUMemory]
+	memKey := "metadata.labels[" + devices.LabelGPUMemory + "]"
+	raw, ok := n.Labels[devices.LabelGPUMemory]
 	if !ok {
 		return devices.Model{}, nil, n.errf(field, "%s: cannot tell the GPU model, and %s is missing, so not even its memory is known", why, memKey)
 	}

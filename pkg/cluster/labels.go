@@ -6,25 +6,9 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
-// Node labels read by NodeFromKube. The nvidia.com ones are written by NVIDIA's GPU
-// Feature Discovery and MIG manager; the gantry.dev ones are Gantry's own.
+// Node labels read by NodeFromKube besides the device layer's (devices.LabelGPUProduct
+// and the rest of GPU Feature Discovery's, in pkg/devices/labels.go).
 const (
-	LabelGPUProduct      = "nvidia.com/gpu.product"
-	LabelGPUCount        = "nvidia.com/gpu.count"
-	LabelGPUMemory       = "nvidia.com/gpu.memory"
-	LabelMIGCapable      = "nvidia.com/mig.capable"
-	LabelMIGConfig       = "nvidia.com/mig.config"
-	LabelMIGStrategy     = "nvidia.com/mig.strategy"
-	LabelGPUReplicas     = "nvidia.com/gpu.replicas"
-	LabelSharingStrategy = "nvidia.com/gpu.sharing-strategy"
-
-	// LabelGPUSharing = "fractional" marks a node whose GPUs are shared by milli-GPU
-	// and memory fractions (Gantry's own mode; GFD has no label for it).
-	LabelGPUSharing = "gantry.dev/gpu-sharing"
-	// LabelGPUsPerNVLinkDomain splits a node's GPUs into NVLink domains of that many
-	// GPUs (GPU i is in domain i/size); absent means one domain (NVSwitch systems).
-	LabelGPUsPerNVLinkDomain = "gantry.dev/gpus-per-nvlink-domain"
-
 	// Alibaba's GPU-sharing scheduler labels and resources, as in the openb trace's node
 	// YAML: such nodes share their GPUs by fractions.
 	LabelAlibabaGPUModel    = "alibabacloud.com/gpu-card-model"

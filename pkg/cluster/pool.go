@@ -125,12 +125,12 @@ func poolLabels(p *api.NodePool, name, ct string, i int, m devices.Model, s devi
 		l[t.Key] = t.Prefix + strconv.Itoa(i/t.NodesPerDomain)
 	}
 	if p.GPUsPerNode > 0 {
-		l[LabelGPUProduct] = string(m.ID)
-		l[LabelGPUCount] = strconv.Itoa(p.GPUsPerNode)
-		l[LabelGPUMemory] = strconv.FormatInt(int64(m.Memory), 10)
+		l[devices.LabelGPUProduct] = string(m.ID)
+		l[devices.LabelGPUCount] = strconv.Itoa(p.GPUsPerNode)
+		l[devices.LabelGPUMemory] = strconv.FormatInt(int64(m.Memory), 10)
 		if s.Mode == devices.MIG {
-			l[LabelMIGConfig] = s.Layout
-			l[LabelMIGStrategy] = string(s.MIGStrategy)
+			l[devices.LabelMIGConfig] = s.Layout
+			l[devices.LabelMIGStrategy] = string(s.MIGStrategy)
 		}
 	}
 	return l

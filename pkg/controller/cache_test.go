@@ -9,6 +9,7 @@ import (
 
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -152,7 +153,7 @@ func TestCacheNodes(t *testing.T) {
 	}
 
 	sick := n.DeepCopy()
-	sick.ResourceVersion, sick.Annotations = "2", map[string]string{AnnotationUnhealthyDevices: "GPU-2"}
+	sick.ResourceVersion, sick.Annotations = "2", map[string]string{devices.AnnotationUnhealthyDevices: "GPU-2"}
 	c.apply(sick)
 	w = c.snapshot()
 	if !reflect.DeepEqual(w.unhealthy, map[string]map[int]bool{"n1": {2: true}}) {

@@ -13,15 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
-// AnnotationUnhealthyDevices is written on a Node by Gantry's node agent: the
-// comma-separated device IDs ("GPU-3", "GPU-1/mig-1g.10gb@4") that failed health checks.
-const AnnotationUnhealthyDevices = "gantry.dev/unhealthy-devices"
-
 // UnhealthyGPUs reads the GPU indices named by a node's unhealthy-devices annotation,
 // sorted. A MIG instance or replica ID marks its whole GPU: its health is the GPU's. An
 // ID that is not a Gantry device ID is an error naming it.
 func UnhealthyGPUs(node *corev1.Node) ([]int, error) {
-	v := strings.TrimSpace(node.Annotations[AnnotationUnhealthyDevices])
+	v := strings.TrimSpace(node.Annotations[devices.AnnotationUnhealthyDevices])
 	if v == "" {
 		return nil, nil
 	}
@@ -30,7 +26,7 @@ func UnhealthyGPUs(node *corev1.Node) ([]int, error) {
 		i, err := devices.GPUOfID(strings.TrimSpace(id))
 		if err != nil {
 			return nil, fmt.Errorf("node %s: metadata.annotations[%s]: %q is not a device ID (want GPU-<index>[/...])",
-				node.Name, AnnotationUnhealthyDevices, id)
+				node.Name, devices.AnnotationUnhealthyDevices, id)
 		}
 		seen[i] = true
 	}
@@ -52,7 +48,7 @@ func markUnhealthy(node *corev1.Node, nd *devices.NodeDevices) ([]int, error) {
 	var marked []int
 	for _, i := range idx {
 		if err := nd.SetHealthy(i, false); err != nil {
-			return marked, fmt.Errorf("node %s: metadata.annotations[%s]: %w", node.Name, AnnotationUnhealthyDevices, err)
+			return marked, fmt.Errorf("node %s: metadata.annotations[%s]: %w", node.Name, devices.AnnotationUnhealthyDevices, err)
 		}
 		marked = append(marked, i)
 	}

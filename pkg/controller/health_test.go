@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -32,7 +33,7 @@ func TestUnhealthyGPUs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{AnnotationUnhealthyDevices: tc.value}}}
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{devices.AnnotationUnhealthyDevices: tc.value}}}
 			got, err := UnhealthyGPUs(n)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
@@ -180,7 +181,7 @@ func (f *fixture) markUnhealthy(name, device string) {
 		f.t.Fatal(err)
 	}
 	patch := client.MergeFrom(node.DeepCopy())
-	node.Annotations = map[string]string{AnnotationUnhealthyDevices: device}
+	node.Annotations = map[string]string{devices.AnnotationUnhealthyDevices: device}
 	if err := f.c.Patch(f.ctx, &node, patch); err != nil {
 		f.t.Fatal(err)
 	}

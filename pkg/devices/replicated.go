@@ -9,6 +9,11 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
+// AnnotationUnhealthyDevices is the Node annotation the node agent writes with the
+// device IDs ("GPU-3", "GPU-1/mig-1g.10gb@4") that failed health checks, comma
+// separated; absent when all are healthy. The controller reads it.
+const AnnotationUnhealthyDevices = "gantry.dev/unhealthy-devices"
+
 // AnnotationReplicatedDevices is the Node annotation the node agent writes with the
 // devices its per-resource sharing entries replicate, because GPU Feature Discovery's
 // labels only give counts: "nvidia.com/gpu=1,6;nvidia.com/mig-1g.5gb=0:1,3:0" (each

@@ -122,11 +122,11 @@ func TestNVLinkDomainsAreConnectedComponents(t *testing.T) {
 		}
 	}
 	l := nodeagent.Labels(d, devices.Sharing{})
-	if l[nodeagent.LabelNVLinkDomains] != "2" {
-		t.Errorf("%s=%q, want 2", nodeagent.LabelNVLinkDomains, l[nodeagent.LabelNVLinkDomains])
+	if l[devices.LabelNVLinkDomains] != "2" {
+		t.Errorf("%s=%q, want 2", devices.LabelNVLinkDomains, l[devices.LabelNVLinkDomains])
 	}
-	if v, ok := l[nodeagent.LabelGPUsPerNVLinkDomain]; ok {
-		t.Errorf("%s=%q written for unequal domains (7+1)", nodeagent.LabelGPUsPerNVLinkDomain, v)
+	if v, ok := l[devices.LabelGPUsPerNVLinkDomain]; ok {
+		t.Errorf("%s=%q written for unequal domains (7+1)", devices.LabelGPUsPerNVLinkDomain, v)
 	}
 }
 

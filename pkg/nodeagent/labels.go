@@ -10,43 +10,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// Label keys the agent writes. The nvidia.com ones follow GPU Feature Discovery; the
-// gantry.dev ones are read by pkg/cluster.
-const (
-	LabelGPUProduct      = "nvidia.com/gpu.product"
-	LabelGPUCount        = "nvidia.com/gpu.count"
-	LabelGPUMemory       = "nvidia.com/gpu.memory"
-	LabelGPUFamily       = "nvidia.com/gpu.family"
-	LabelGPUReplicas     = "nvidia.com/gpu.replicas"
-	LabelSharingStrategy = "nvidia.com/gpu.sharing-strategy"
-	LabelMIGCapable      = "nvidia.com/mig.capable"
-	LabelMIGStrategy     = "nvidia.com/mig.strategy"
-	LabelCUDADriverMajor = "nvidia.com/cuda.driver.major"
-	LabelCUDADriverMinor = "nvidia.com/cuda.driver.minor"
-	LabelCUDADriverRev   = "nvidia.com/cuda.driver.rev"
-	LabelDriverVersion   = "nvidia.com/cuda.driver-version.full"
-	LabelCUDARuntimeMaj  = "nvidia.com/cuda.runtime.major"
-	LabelCUDARuntimeMin  = "nvidia.com/cuda.runtime.minor"
-	LabelCUDARuntimeFull = "nvidia.com/cuda.runtime-version.full"
-	// GFD's newer spellings of the driver and runtime versions, written beside the old.
-	LabelDriverVersionMajor    = "nvidia.com/cuda.driver-version.major"
-	LabelDriverVersionMinor    = "nvidia.com/cuda.driver-version.minor"
-	LabelDriverVersionRevision = "nvidia.com/cuda.driver-version.revision"
-	LabelRuntimeVersionMajor   = "nvidia.com/cuda.runtime-version.major"
-	LabelRuntimeVersionMinor   = "nvidia.com/cuda.runtime-version.minor"
-	LabelComputeMajor          = "nvidia.com/gpu.compute.major"
-	LabelComputeMinor          = "nvidia.com/gpu.compute.minor"
-	LabelMachine               = "nvidia.com/gpu.machine"
-	LabelMPSCapable            = "nvidia.com/mps.capable"
-
-	// LabelNVLinkDomains is how many NVLink domains the node's GPUs form;
-	// LabelGPUsPerNVLinkDomain their size when all are equal (pkg/cluster reads it).
-	LabelNVLinkDomains       = "gantry.dev/nvlink-domains"
-	LabelGPUsPerNVLinkDomain = "gantry.dev/gpus-per-nvlink-domain"
-	// LabelGPUSharing marks fractional sharing, Gantry's own mode.
-	LabelGPUSharing = "gantry.dev/gpu-sharing"
-)
-
 // Facts are what NVML reports that the devices catalog does not know for sure. Zero
 // fields fall back: the compute capability to the catalog's, the machine type to GFD's
 // "unknown"; a MIG profile without attributes gets no multiprocessor or engine labels.
@@ -71,30 +34,30 @@ type MIGAttributes struct {
 func Labels(d *Discovery, s devices.Sharing) map[string]string {
 	f := d.Facts
 	l := map[string]string{
-		LabelMIGCapable: strconv.FormatBool(d.MIGCapable),
-		LabelMPSCapable: strconv.FormatBool(s.EffectiveMode() == devices.MPS && !anyMIG(d)),
+		devices.LabelMIGCapable: strconv.FormatBool(d.MIGCapable),
+		devices.LabelMPSCapable: strconv.FormatBool(s.EffectiveMode() == devices.MPS && !anyMIG(d)),
 	}
 	addDriverLabels(l, d)
 	if len(d.GPUs) == 0 {
 		return l
 	}
-	l[LabelGPUProduct] = d.Product
-	l[LabelGPUCount] = strconv.Itoa(len(d.GPUs))
-	l[LabelGPUMemory] = strconv.FormatInt(int64(d.GPUs[0].Memory), 10)
-	l[LabelMachine] = sanitise(f.MachineType, "unknown")
+	l[devices.LabelGPUProduct] = d.Product
+	l[devices.LabelGPUCount] = strconv.Itoa(len(d.GPUs))
+	l[devices.LabelGPUMemory] = strconv.FormatInt(int64(d.GPUs[0].Memory), 10)
+	l[devices.LabelMachine] = sanitise(f.MachineType, "unknown")
 	addArchitectureLabels(l, d.Model, f)
-	l[LabelGPUReplicas] = "1"
-	l[LabelSharingStrategy] = "none"
+	l[devices.LabelGPUReplicas] = "1"
+	l[devices.LabelSharingStrategy] = "none"
 	switch s.EffectiveMode() {
 	case devices.TimeSlicing, devices.MPS:
 		replicas, renamed := gpuReplicas(s)
-		l[LabelGPUReplicas] = strconv.Itoa(replicas)
-		l[LabelSharingStrategy] = string(s.EffectiveMode())
+		l[devices.LabelGPUReplicas] = strconv.Itoa(replicas)
+		l[devices.LabelSharingStrategy] = string(s.EffectiveMode())
 		if !renamed && replicas > 1 {
-			l[LabelGPUProduct] = d.Product + "-SHARED"
+			l[devices.LabelGPUProduct] = d.Product + "-SHARED"
 		}
 	case devices.Fractional:
-		l[LabelGPUSharing] = string(devices.Fractional)
+		l[devices.LabelGPUSharing] = string(devices.Fractional)
 	}
 	addMIGLabels(l, d, s, f)
 	addNVLinkLabels(l, d)
@@ -119,12 +82,12 @@ func addArchitectureLabels(l map[string]string, m devices.Model, f Facts) {
 	if major == 0 {
 		major, minor = m.ComputeMajor, m.ComputeMinor
 	}
-	l[LabelGPUFamily] = devices.FamilyOfComputeCapability(major, minor)
+	l[devices.LabelGPUFamily] = devices.FamilyOfComputeCapability(major, minor)
 	if major == 0 {
 		return
 	}
-	l[LabelComputeMajor] = strconv.Itoa(major)
-	l[LabelComputeMinor] = strconv.Itoa(minor)
+	l[devices.LabelComputeMajor] = strconv.Itoa(major)
+	l[devices.LabelComputeMinor] = strconv.Itoa(minor)
 }
 
 // addDriverLabels writes the driver and CUDA version labels ("535.129.03" -> 535, 129, 03),
@@ -132,17 +95,17 @@ func addArchitectureLabels(l map[string]string, m devices.Model, f Facts) {
 func addDriverLabels(l map[string]string, d *Discovery) {
 	if d.DriverVersion != "" {
 		parts := strings.SplitN(d.DriverVersion, ".", 3)
-		keys := [][2]string{{LabelCUDADriverMajor, LabelDriverVersionMajor}, {LabelCUDADriverMinor, LabelDriverVersionMinor},
-			{LabelCUDADriverRev, LabelDriverVersionRevision}}
+		keys := [][2]string{{devices.LabelCUDADriverMajor, devices.LabelDriverVersionMajor}, {devices.LabelCUDADriverMinor, devices.LabelDriverVersionMinor},
+			{devices.LabelCUDADriverRev, devices.LabelDriverVersionRevision}}
 		for i, p := range parts {
 			l[keys[i][0]], l[keys[i][1]] = p, p
 		}
-		l[LabelDriverVersion] = d.DriverVersion
+		l[devices.LabelDriverVersion] = d.DriverVersion
 	}
 	if d.CUDAMajor > 0 {
-		l[LabelCUDARuntimeMaj], l[LabelRuntimeVersionMajor] = strconv.Itoa(d.CUDAMajor), strconv.Itoa(d.CUDAMajor)
-		l[LabelCUDARuntimeMin], l[LabelRuntimeVersionMinor] = strconv.Itoa(d.CUDAMinor), strconv.Itoa(d.CUDAMinor)
-		l[LabelCUDARuntimeFull] = fmt.Sprintf("%d.%d", d.CUDAMajor, d.CUDAMinor)
+		l[devices.LabelCUDARuntimeMaj], l[devices.LabelRuntimeVersionMajor] = strconv.Itoa(d.CUDAMajor), strconv.Itoa(d.CUDAMajor)
+		l[devices.LabelCUDARuntimeMin], l[devices.LabelRuntimeVersionMinor] = strconv.Itoa(d.CUDAMinor), strconv.Itoa(d.CUDAMinor)
+		l[devices.LabelCUDARuntimeFull] = fmt.Sprintf("%d.%d", d.CUDAMajor, d.CUDAMinor)
 	}
 }
 
@@ -189,12 +152,12 @@ func addMIGLabels(l map[string]string, d *Discovery, s devices.Sharing, f Facts)
 		return
 	}
 	strategy := s.EffectiveMIGStrategy()
-	l[LabelMIGStrategy] = string(strategy)
+	l[devices.LabelMIGStrategy] = string(strategy)
 	if strategy == devices.MIGSingle && len(profiles) == 1 {
 		p := profiles[0]
-		l[LabelGPUProduct] = devices.MIGProductLabel(d.Product, p.name)
-		l[LabelGPUCount] = strconv.Itoa(p.count)
-		l[LabelGPUMemory] = strconv.FormatInt(p.memory, 10)
+		l[devices.LabelGPUProduct] = devices.MIGProductLabel(d.Product, p.name)
+		l[devices.LabelGPUCount] = strconv.Itoa(p.count)
+		l[devices.LabelGPUMemory] = strconv.FormatInt(p.memory, 10)
 		addMIGAttributes(l, func(a string) string { return "nvidia.com/gpu." + a }, d.Model, p.name, f)
 		return
 	}
@@ -281,7 +244,7 @@ func addNVLinkLabels(l map[string]string, d *Discovery) {
 	for _, g := range d.GPUs {
 		sizes[g.NVLinkDomain]++
 	}
-	l[LabelNVLinkDomains] = strconv.Itoa(len(sizes))
+	l[devices.LabelNVLinkDomains] = strconv.Itoa(len(sizes))
 	size := -1
 	for _, n := range sizes {
 		if size >= 0 && n != size {
@@ -289,7 +252,7 @@ func addNVLinkLabels(l map[string]string, d *Discovery) {
 		}
 		size = n
 	}
-	l[LabelGPUsPerNVLinkDomain] = strconv.Itoa(size)
+	l[devices.LabelGPUsPerNVLinkDomain] = strconv.Itoa(size)
 }
 
 // SortedLabelKeys lists a label map's keys in order, for printing.

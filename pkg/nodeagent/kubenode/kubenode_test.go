@@ -47,7 +47,7 @@ func TestNodeWrites(t *testing.T) {
 	if v := got.Annotations[migprotocol.AnnotationState]; v != "pending all-1g.5gb: 2 GPU pods still run on the node" {
 		t.Errorf("MIG state annotation %q", v)
 	}
-	if v := got.Annotations[AnnotationUnhealthyDevices]; v != "GPU-3,GPU-4" {
+	if v := got.Annotations[devices.AnnotationUnhealthyDevices]; v != "GPU-3,GPU-4" {
 		t.Errorf("unhealthy annotation %q", v)
 	}
 	if len(got.Status.Conditions) != 1 || got.Status.Conditions[0].Type != migprotocol.ConditionLayout ||
@@ -58,7 +58,7 @@ func TestNodeWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ = n.Client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
-	if v, ok := got.Annotations[AnnotationUnhealthyDevices]; ok {
+	if v, ok := got.Annotations[devices.AnnotationUnhealthyDevices]; ok {
 		t.Errorf("unhealthy annotation %q kept after all devices recovered", v)
 	}
 	if err := n.SetReplicatedDevices(ctx, devices.ReplicatedDevices{"nvidia.com/gpu": {"6", "1"}}); err != nil {

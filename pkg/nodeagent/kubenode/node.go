@@ -17,10 +17,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 )
 
-// AnnotationUnhealthyDevices lists the Gantry device IDs of the node that NVML reported
-// unhealthy, comma separated; absent when all are healthy.
-const AnnotationUnhealthyDevices = "gantry.dev/unhealthy-devices"
-
 // Node writes to one Node object. Now is the clock for condition transition times.
 type Node struct {
 	Client kubernetes.Interface
@@ -79,13 +75,13 @@ func reasonOf(s migprotocol.State) string {
 	return "MIG" + strings.ToUpper(str[:1]) + str[1:]
 }
 
-// SetUnhealthyDevices writes (or, for none, removes) AnnotationUnhealthyDevices.
+// SetUnhealthyDevices writes (or, for none, removes) devices.AnnotationUnhealthyDevices.
 func (n *Node) SetUnhealthyDevices(ctx context.Context, ids []string) error {
 	var v any // nil removes the annotation
 	if len(ids) > 0 {
 		v = strings.Join(ids, ",")
 	}
-	return n.patch(ctx, map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationUnhealthyDevices: v}}}, "")
+	return n.patch(ctx, map[string]any{"metadata": map[string]any{"annotations": map[string]any{devices.AnnotationUnhealthyDevices: v}}}, "")
 }
 
 // SetReplicatedDevices writes (or, when nothing is replicated, removes)

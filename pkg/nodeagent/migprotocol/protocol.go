@@ -1,12 +1,14 @@
 package migprotocol
 
+import "github.com/gantry-sched/gantry/pkg/devices"
+
 // The GPU Operator's MIG protocol, as NVIDIA's MIG manager speaks it: the desired config
 // is the node label LabelConfig (a config name of the mig-parted file), progress is
 // the label LabelConfigState, and operands are paused through their deploy labels.
 const (
 	// LabelConfig is the desired state: a config name of the mig-parted file. Whoever
 	// asks for a layout writes it; a MIG manager only reads it.
-	LabelConfig = "nvidia.com/mig.config"
+	LabelConfig = devices.LabelMIGConfig
 	// LabelConfigState is the progress: pending, rebooting, success or failed.
 	LabelConfigState = "nvidia.com/mig.config.state"
 	// LabelDeployPrefix starts the GPU Operator's operand labels
