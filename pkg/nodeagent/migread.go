@@ -7,6 +7,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // readMIG reads a GPU's MIG mode, offered profiles and live instances into g. A GPU
@@ -27,7 +28,7 @@ func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, 
 	}
 	if current != nvml.DEVICE_MIG_ENABLE {
 		if sharing.Mode == devices.MIG {
-			g.Sharing = devices.Sharing{Mode: devices.MIG, MIGStrategy: sharing.MIGStrategy, Layout: devices.LayoutDisabled}
+			g.Sharing = migSharing(sharing)
 		}
 		return nil
 	}
@@ -43,7 +44,7 @@ func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, 
 	for i, m := range g.MIG {
 		g.Instances[i], profiles[i] = m.Instance, m.Instance.Profile
 	}
-	g.Sharing = devices.Sharing{Mode: devices.MIG, MIGStrategy: sharing.MIGStrategy, Layout: devices.LayoutDisabled}
+	g.Sharing = migSharing(sharing)
 	if len(profiles) > 0 {
 		g.Sharing.Layout, g.Sharing.CustomProfiles = devices.LayoutCustom, [][]string{profiles}
 	}
@@ -134,4 +135,25 @@ func firstFailure(rs ...nvml.Return) error {
 		}
 	}
 	return nil
+}
+
+// migSharing is a MIG GPU's sharing under the node's configured sharing, spelled as the
+// scheduler spells it: mode mig, with the configured per-resource entries that name MIG
+// devices (NVIDIA's config writes time-sliced MIG as time-slicing with MIG resources),
+// so the agent's device model and the scheduler's agree on time-sliced MIG.
+func migSharing(s devices.Sharing) devices.Sharing {
+	out := devices.Sharing{Mode: devices.MIG, MIGStrategy: s.MIGStrategy, Layout: devices.LayoutDisabled}
+	if s.EffectiveMode() != devices.TimeSlicing {
+		return out
+	}
+	for _, r := range s.Resources {
+		_, mig := r.Name.MIGProfile()
+		if mig || (r.Name == resources.NvidiaGPU && s.EffectiveMIGStrategy() == devices.MIGSingle) {
+			out.Resources = append(out.Resources, r)
+		}
+	}
+	if len(out.Resources) > 0 {
+		out.RenameByDefault, out.FailRequestsGreaterThanOne = s.RenameByDefault, s.FailRequestsGreaterThanOne
+	}
+	return out
 }

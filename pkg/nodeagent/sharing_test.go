@@ -215,3 +215,29 @@ func TestLabelsOfReplicatedResources(t *testing.T) {
 		t.Errorf("whole-GPU replicas: replicas %q product %q, want 5 and the -SHARED product", l["nvidia.com/gpu.replicas"], l["nvidia.com/gpu.product"])
 	}
 }
+
+// A time-sliced MIG GPU is described as the scheduler describes it (mode mig plus the
+// MIG resource entries), so the device model built from the discovered GPUs alone
+// offers exactly what the agent advertises.
+func TestDiscoveredTimeSlicedMIGMatchesTheDeviceModel(t *testing.T) {
+	for _, rename := range []bool{false, true} {
+		d, inv := timeSlicedMIG(t, 3, rename)
+		gpus := make([]devices.GPU, len(d.GPUs))
+		for i, g := range d.GPUs {
+			gpus[i] = g.GPU
+			if g.Sharing.Mode != devices.MIG || len(g.Sharing.Resources) != 1 {
+				t.Fatalf("GPU %d sharing %+v, want mode mig with the 1g.5gb entry", i, g.Sharing)
+			}
+		}
+		nd, err := devices.NewNodeDevices(gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity := nd.Capacity()
+		for _, r := range inv.Resources() {
+			if got, want := int(capacity[r]), len(inv.Devices(r)); got != want {
+				t.Errorf("rename %t: %s: the device model offers %d, the agent advertises %d", rename, r, got, want)
+			}
+		}
+	}
+}
