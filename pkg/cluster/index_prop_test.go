@@ -59,6 +59,9 @@ func indexNodes(t *testing.T) []cluster.Node {
 		gt.MakeNode("frac").GPUs("T4", 2).Sharing(devices.Sharing{Mode: devices.Fractional}).Obj(),
 		gt.MakeNode("sliced").GPUs("T4", 2).Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 3}).Obj(),
 		gt.MakeNode("renamed").GPUs("T4", 3).Sharing(devices.Sharing{Mode: devices.TimeSlicing, Replicas: 4, RenameByDefault: true}).Obj(),
+		// One GPU of two replicated under its entry's own rename (not renameByDefault).
+		gt.MakeNode("renamed-entry").GPUs("T4", 2).Sharing(devices.Sharing{Mode: devices.TimeSlicing, Resources: []devices.ReplicatedResource{
+			{Name: resources.NvidiaGPU, Rename: resources.NvidiaGPUShared, Replicas: 2, Devices: []string{"1"}}}}).Obj(),
 		mixedNode, sick,
 		gt.MakeNode("cpu").Obj(),
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -25,7 +26,11 @@ type gpuUnit struct {
 }
 
 // appendUnits appends what each of a node's GPUs hands out, in NodeDevices.GPUs() order.
+// A replicated GPU's replicas go by the name of the entry that selects it (its rename,
+// or <name>.shared under renameByDefault), found as the device model finds it: by the
+// GPU's position among the node's whole GPUs, its index or its UUID.
 func appendUnits(out []gpuUnit, gpus []devices.GPU) []gpuUnit {
+	whole := 0
 	for _, g := range gpus {
 		u := gpuUnit{healthy: g.Healthy, name: resources.NvidiaGPU}
 		switch s := g.Sharing; s.EffectiveMode() {
@@ -34,9 +39,13 @@ func appendUnits(out []gpuUnit, gpus []devices.GPU) []gpuUnit {
 				u.name = ""
 			}
 		case devices.TimeSlicing, devices.MPS:
-			if s.RenameByDefault {
-				u.name = resources.NvidiaGPUShared
+			ref := devices.DeviceRef{Position: whole, Index: strconv.Itoa(g.Index), UUID: g.UUID}
+			if r, ok := s.Replication(resources.NvidiaGPU, ref); ok {
+				u.name = s.AdvertisedName(r)
 			}
+		}
+		if len(g.Instances) == 0 && g.Sharing.EffectiveMode() != devices.MIG {
+			whole++
 		}
 		out = append(out, u)
 	}
