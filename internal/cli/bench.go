@@ -35,7 +35,7 @@ type benchFragFlags struct {
 	seeds       string
 	inflate     int64
 	csvOut      string
-	output      string
+	output      *outputFormat
 }
 
 func newBenchFragCommand() *cobra.Command {
@@ -54,7 +54,7 @@ func newBenchFragCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.seeds, "seeds", "42-51", "seeds: N, N-M or a comma list")
 	cmd.Flags().Int64Var(&f.inflate, "inflate", 130, "arriving GPU demand in percent of cluster GPUs")
 	cmd.Flags().StringVar(&f.csvOut, "csv", "", "write every run's curve to this CSV file")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
+	f.output = addOutputFlag(cmd)
 	return cmd
 }
 
@@ -65,9 +65,6 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 	seeds, err := parseSeeds(f.seeds)
 	if err != nil {
 		return err
-	}
-	if f.output != "text" && f.output != "json" {
-		return fmt.Errorf("--output %q: want text or json", f.output)
 	}
 	cfg, err := loadFragConfig(f)
 	if err != nil {
@@ -100,8 +97,8 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	sums := bench.SummariseFrag(runs, f.inflate*10)
-	if f.output == "json" {
-		return writeJSON(stdout, sums)
+	if f.output.machine() {
+		return writeOutput(stdout, *f.output, sums)
 	}
 	fmt.Fprintf(stdout, "share of arrived GPU demand left unallocated (mean ± std over %d seeds; %d nodes, %s GPUs, %d pods in the list)\n",
 		len(seeds), len(cfg.Nodes), report.FormatMilli(trace.ClusterGPUs(cfg.Nodes)), len(cfg.Pods))
@@ -165,7 +162,7 @@ type benchJCTFlags struct {
 	seed       int64
 	limit      int
 	scale      int
-	output     string
+	output     *outputFormat
 	reportHTML string
 }
 
@@ -187,7 +184,7 @@ func newBenchJCTCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&f.seed, "seed", 42, "random seed")
 	cmd.Flags().IntVar(&f.limit, "limit", 0, "replay only the first N jobs of the window (0 = all)")
 	cmd.Flags().IntVar(&f.scale, "node-percent", 100, "scale every virtual cluster's node share to this percent (at least one node)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "text or json")
+	f.output = addOutputFlag(cmd)
 	cmd.Flags().StringVar(&f.reportHTML, "report", "", "write the HTML report of the last policy's run to this file")
 	return cmd
 }
@@ -196,9 +193,6 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 	objs, imp, err := loadPhilly(f)
 	if err != nil {
 		return err
-	}
-	if f.output != "text" && f.output != "json" {
-		return fmt.Errorf("--output %q: want text or json", f.output)
 	}
 	fmt.Fprintf(stderr, "bench jct: %d jobs from %s to %s on %d GPUs%s\n", len(objs.Workloads), f.from, f.to,
 		objs.NodePools[0].Count*objs.NodePools[0].GPUsPerNode, skippedNote(imp.Skipped))
@@ -220,8 +214,8 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if f.output == "json" {
-		return writeJSON(stdout, results)
+	if f.output.machine() {
+		return writeOutput(stdout, *f.output, results)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "POLICY\tJOBS\tFINISHED\tAVG JCT\tAVG WAIT\tP95 WAIT\t")

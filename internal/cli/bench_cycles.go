@@ -13,13 +13,13 @@ import (
 // benchCyclesFlags are the flags of `gantry bench cycles`.
 type benchCyclesFlags struct {
 	spec   bench.CycleSpec
-	output string
+	output *outputFormat
 }
 
 func newBenchCyclesCommand() *cobra.Command {
 	f := &benchCyclesFlags{}
 	cmd := &cobra.Command{
-		Use:   "cycles --nodes N --jobs M --queues Q [--quiet K] [--bursts B --burst-size S] [-o table|json]",
+		Use:   "cycles --nodes N --jobs M --queues Q [--quiet K] [--bursts B --burst-size S] [-o table|json|yaml]",
 		Short: "Time the scheduler's cycles on a generated fleet: the first (every job pending), cycles in which nothing changed, and cycles after bursts of completions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -34,14 +34,11 @@ func newBenchCyclesCommand() *cobra.Command {
 	cmd.Flags().IntVar(&f.spec.Quiet, "quiet", 20, "cycles timed in which nothing changed")
 	cmd.Flags().IntVar(&f.spec.Bursts, "bursts", 5, "cycles timed each after a burst of completions")
 	cmd.Flags().IntVar(&f.spec.BurstSize, "burst-size", 1000, "running jobs completing in each burst")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "table or json")
+	f.output = addOutputFlag(cmd)
 	return cmd
 }
 
 func runBenchCycles(f *benchCyclesFlags, stdout io.Writer) error {
-	if f.output != "table" && f.output != "json" {
-		return fmt.Errorf("--output %q: want table or json", f.output)
-	}
 	if err := f.spec.Validate(); err != nil {
 		return fmt.Errorf("bench %w", err)
 	}
@@ -49,8 +46,8 @@ func runBenchCycles(f *benchCyclesFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.output == "json" {
-		return writeJSON(stdout, r)
+	if f.output.machine() {
+		return writeOutput(stdout, *f.output, r)
 	}
 	s := f.spec.Scale
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)

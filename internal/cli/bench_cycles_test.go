@@ -39,7 +39,7 @@ func TestBenchCyclesCommandErrors(t *testing.T) {
 		"--nodes":      {"--nodes", "0"},
 		"--quiet":      {"--quiet", "-1"},
 		"--burst-size": {"--bursts", "1", "--burst-size", "0"},
-		"--output":     {"-o", "yaml"},
+		"--output":     {"-o", "xml"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(append([]string{"bench", "cycles"}, args...), nil, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), flag) {

@@ -14,13 +14,13 @@ import (
 // benchScaleFlags are the flags of `gantry bench scale`.
 type benchScaleFlags struct {
 	spec   bench.ScaleSpec
-	output string
+	output *outputFormat
 }
 
 func newBenchScaleCommand() *cobra.Command {
 	f := &benchScaleFlags{}
 	cmd := &cobra.Command{
-		Use:   "scale --nodes N --jobs M --queues Q --cohorts C --seed S [--spread D] [-o table|json]",
+		Use:   "scale --nodes N --jobs M --queues Q --cohorts C --seed S [--spread D] [-o table|json|yaml]",
 		Short: "Simulate a generated fleet (8-GPU H100 nodes, queues in cohorts, 1-32 GPU gangs) to completion and measure the cost",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -33,14 +33,11 @@ func newBenchScaleCommand() *cobra.Command {
 	cmd.Flags().IntVar(&f.spec.Cohorts, "cohorts", 3, "cohorts the queues are spread over (borrowing inside each)")
 	cmd.Flags().Int64Var(&f.spec.Seed, "seed", 1, "generator seed (same flags give the same fleet and run)")
 	cmd.Flags().DurationVar(&f.spec.Spread, "spread", 0, "submit the jobs uniformly over this span (0: all at t=0)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "table or json")
+	f.output = addOutputFlag(cmd)
 	return cmd
 }
 
 func runBenchScale(f *benchScaleFlags, stdout io.Writer) error {
-	if f.output != "table" && f.output != "json" {
-		return fmt.Errorf("--output %q: want table or json", f.output)
-	}
 	if err := f.spec.Validate(); err != nil {
 		return fmt.Errorf("bench %w", err)
 	}
@@ -48,8 +45,8 @@ func runBenchScale(f *benchScaleFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.output == "json" {
-		return writeJSON(stdout, r)
+	if f.output.machine() {
+		return writeOutput(stdout, *f.output, r)
 	}
 	fleet := fmt.Sprintf("%d nodes (%d GPUs), %d jobs, %d queues in %d cohorts, seed %d", r.Nodes, r.GPUs, r.Jobs, r.Queues, r.Cohorts, r.Seed)
 	if r.Spread > 0 {

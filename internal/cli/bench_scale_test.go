@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestBenchScaleCommand(t *testing.T) {
@@ -34,6 +36,22 @@ func TestBenchScaleCommand(t *testing.T) {
 	if r.Nodes != 4 || r.GPUs != 32 || r.Jobs != 30 || r.Finished != 30 || r.Makespan < 600 {
 		t.Errorf("json: %+v", r)
 	}
+
+	// -o yaml is the same document: the same fields under the same names.
+	out.Reset()
+	if code := Main(append(args, "-o", "yaml"), nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var y struct {
+		Nodes, GPUs, Jobs, Finished int
+		Makespan                    float64
+	}
+	if err := yaml.Unmarshal(out.Bytes(), &y); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if y.Nodes != r.Nodes || y.GPUs != r.GPUs || y.Jobs != r.Jobs || y.Finished != r.Finished || y.Makespan != r.Makespan {
+		t.Errorf("yaml %+v, json %+v: want the same run", y, r)
+	}
 }
 
 func TestBenchScaleCommandErrors(t *testing.T) {
@@ -43,7 +61,7 @@ func TestBenchScaleCommandErrors(t *testing.T) {
 		"--queues":  {"--queues", "many"},
 		"--cohorts": {"--queues", "2", "--cohorts", "3"},
 		"--spread":  {"--spread", "-1h"},
-		"--output":  {"-o", "yaml"},
+		"--output":  {"-o", "xml"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(append([]string{"bench", "scale"}, args...), nil, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), flag) {

@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/manifest"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,28 +18,37 @@ import (
 )
 
 func newConvertCommand() *cobra.Command {
-	var file string
+	var files []string
 	cmd := &cobra.Command{
-		Use:   "convert -f FILE",
+		Use:   "convert -f PATH...",
 		Short: "Rewrite Kueue and Volcano queue objects as gantry.dev/v1alpha1 objects",
 		Long: `Rewrite the kueue.x-k8s.io queue kinds (ResourceFlavor, ClusterQueue, LocalQueue, Cohort,
 WorkloadPriorityClass, Topology) under gantry.dev/v1alpha1 (same fields), and each Volcano
 Queue as a ClusterQueue in cohort "volcano" (deserved -> nominalQuota, capability -> the
 borrowing limit above it, weight -> fair-sharing weight) plus one ResourceFlavor
-"default-flavor". Other documents are copied unchanged. "-f -" reads stdin.`,
+"default-flavor". Other documents are copied unchanged.
+
+-f takes files, folders (recursively, *.yaml/*.yml/*.json) or - for stdin, and may be
+given more than once: every input is converted, in the order given, into one stream on
+stdout. A problem in any input prints every problem on stderr and nothing on stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var data []byte
-			var err error
-			if file == "-" {
-				data, err = io.ReadAll(cmd.InOrStdin())
-			} else {
-				data, err = os.ReadFile(file)
+			if len(files) == 0 {
+				return fmt.Errorf("no input: give manifests with -f PATH (a file, a folder or - for stdin)")
 			}
-			if err != nil {
-				return err
+			inputs, problems := manifest.ReadInputs(files, cmd.InOrStdin())
+			problems = append(problems, manifest.EmptyInputs(inputs)...)
+			var c converter
+			for _, in := range inputs {
+				for _, f := range in.Files {
+					c.file(f.Name, f.Data)
+				}
 			}
-			out, err := ConvertManifests(file, data)
+			problems = append(problems, c.problems...)
+			if len(problems) > 0 {
+				return reportLoadErrors(cmd.ErrOrStderr(), problems)
+			}
+			out, err := c.finish()
 			if err != nil {
 				return err
 			}
@@ -46,8 +56,16 @@ borrowing limit above it, weight -> fair-sharing weight) plus one ResourceFlavor
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "manifest file to convert (- for stdin)")
-	_ = cmd.MarkFlagRequired("file")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, folder or - for stdin (repeatable; --file is an older name for it)")
+	// --file was convert's only flag name before -f meant --filename everywhere;
+	// normalising it onto --filename keeps scripts working, and repeated -f/--file
+	// append to one list instead of the second flag replacing the first.
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "file" {
+			name = "filename"
+		}
+		return pflag.NormalizedName(name)
+	})
 	return cmd
 }
 
@@ -55,6 +73,18 @@ borrowing limit above it, weight -> fair-sharing weight) plus one ResourceFlavor
 type typeHeader struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// name is "namespace/name" or "name", as in every other error of the project.
+func (h typeHeader) name() string {
+	if h.Metadata.Namespace != "" {
+		return h.Metadata.Namespace + "/" + h.Metadata.Name
+	}
+	return h.Metadata.Name
 }
 
 // kueueObject returns an empty Gantry object for a Kueue queue kind, or nil when the
@@ -77,48 +107,78 @@ func kueueObject(kind string) any {
 	return nil
 }
 
-// ConvertManifests rewrites a multi-document YAML stream. Errors name the file, the
+// ConvertManifests rewrites one multi-document YAML stream. Errors name the file, the
 // document's first line, and the kind and name.
 func ConvertManifests(name string, data []byte) ([]byte, error) {
-	var out bytes.Buffer
-	flavorNeeded := false
-	for _, d := range splitDocs(data) {
-		var h typeHeader
-		if err := yaml.Unmarshal(d.text, &h); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, d.line, err)
-		}
-		group, _, _ := strings.Cut(h.APIVersion, "/")
-		var conv []byte
-		var err error
-		switch {
-		case group == "kueue.x-k8s.io" && kueueObject(h.Kind) != nil:
-			conv, err = convertKueue(d.text, h.Kind)
-		case group == "scheduling.volcano.sh" && h.Kind == "Queue":
-			conv, err = convertVolcanoQueue(d.text)
-			flavorNeeded = true
-		default:
-			conv = d.text
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %s: %w", name, d.line, h.Kind, err)
-		}
-		if len(bytes.TrimSpace(conv)) == 0 {
-			continue
-		}
-		out.WriteString("---\n")
-		out.Write(bytes.TrimRight(conv, "\n"))
-		out.WriteString("\n")
+	var c converter
+	c.file(name, data)
+	if len(c.problems) > 0 {
+		return nil, c.problems
 	}
-	if flavorNeeded {
+	return c.finish()
+}
+
+// converter rewrites the documents of any number of files into one stream. It keeps
+// going past a bad document so that one run reports every problem of every file.
+type converter struct {
+	out bytes.Buffer
+	// flavorNeeded is set by a Volcano queue: the stream then ends with the one
+	// ResourceFlavor all converted queues name, however many files held queues.
+	flavorNeeded bool
+	problems     manifest.ErrorList
+}
+
+// file converts every document of one file.
+func (c *converter) file(name string, data []byte) {
+	for _, d := range splitDocs(data) {
+		c.document(name, d)
+	}
+}
+
+// document converts one document, or records why it cannot.
+func (c *converter) document(file string, d doc) {
+	var h typeHeader
+	if err := yaml.Unmarshal(d.text, &h); err != nil {
+		c.problems = append(c.problems, &manifest.Error{Source: api.Source{File: file, Line: d.line}, Msg: err.Error()})
+		return
+	}
+	group, _, _ := strings.Cut(h.APIVersion, "/")
+	var conv []byte
+	var err error
+	switch {
+	case group == "kueue.x-k8s.io" && kueueObject(h.Kind) != nil:
+		conv, err = convertKueue(d.text, h.Kind)
+	case group == "scheduling.volcano.sh" && h.Kind == "Queue":
+		conv, err = convertVolcanoQueue(d.text)
+		c.flavorNeeded = true
+	default:
+		conv = d.text
+	}
+	if err != nil {
+		c.problems = append(c.problems, &manifest.Error{Source: api.Source{File: file, Line: d.line}, Kind: h.Kind, Name: h.name(), Msg: err.Error()})
+		return
+	}
+	if len(bytes.TrimSpace(conv)) == 0 {
+		return
+	}
+	c.out.WriteString("---\n")
+	c.out.Write(bytes.TrimRight(conv, "\n"))
+	c.out.WriteString("\n")
+}
+
+// finish returns the stream, closed by the Volcano flavor when a queue needs it.
+func (c *converter) finish() ([]byte, error) {
+	if c.flavorNeeded {
 		fl := &v1alpha1.ResourceFlavor{TypeMeta: gantryType("ResourceFlavor"), ObjectMeta: metav1.ObjectMeta{Name: volcanoFlavor}}
 		b, err := yaml.Marshal(fl)
 		if err != nil {
 			return nil, err
 		}
-		out.WriteString("---\n")
-		out.Write(b)
+		c.out.WriteString("---\n")
+		c.out.Write(b)
+		c.flavorNeeded = false
 	}
-	return out.Bytes(), nil
+	return c.out.Bytes(), nil
 }
 
 func gantryType(kind string) metav1.TypeMeta {

@@ -67,6 +67,9 @@ func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error)
 		}
 		mergeObjects(objs, more)
 	}
+	if line, ok := sim.NoDurationWarning(objs.Workloads); ok {
+		fmt.Fprintln(stderr, line)
+	}
 	return objs, nil
 }
 
@@ -115,28 +118,25 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 
 func newSimulateCommand() *cobra.Command {
 	var f simFlags
-	var output, events, reportPath string
+	var events, reportPath string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH...",
 		Short: "Replay workloads on a modelled cluster with the production engine and print KPIs",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSimulate(cmd, &f, output, events, reportPath)
-		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	output := addOutputFlag(cmd)
 	cmd.Flags().StringVar(&events, "events", "", "write the event log to FILE, one JSON object per line")
 	cmd.Flags().StringVar(&reportPath, "report", "", "write a self-contained HTML report to FILE.html")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runSimulate(cmd, &f, *output, events, reportPath)
+	}
 	return cmd
 }
 
 // runSimulate loads the inputs, runs the simulation with the KPI collector (plus the
 // event log and progress bar when asked) and prints or writes the results.
-func runSimulate(cmd *cobra.Command, f *simFlags, output, events, reportPath string) error {
-	if output != "table" && output != "json" {
-		return fmt.Errorf("--output %q: want table or json", output)
-	}
+func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, reportPath string) error {
 	objs, opts, err := f.prepare(cmd)
 	if err != nil {
 		return err
@@ -152,9 +152,12 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, reportPath str
 		defer log.close()
 		opts.Observers = append(opts.Observers, log)
 	}
-	if bar := newProgress(cmd.ErrOrStderr(), len(objs.Workloads)); bar != nil {
-		opts.Observers = append(opts.Observers, bar)
-		defer bar.done()
+	// Machine output is for programs: no progress bar beside it, even on a terminal.
+	if !output.machine() {
+		if bar := newProgress(cmd.ErrOrStderr(), len(objs.Workloads)); bar != nil {
+			opts.Observers = append(opts.Observers, bar)
+			defer bar.done()
+		}
 	}
 	s, err := sim.New(objs, opts)
 	if err != nil {
@@ -174,8 +177,8 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output, events, reportPath str
 			return err
 		}
 	}
-	if output == "json" {
-		return writeJSON(cmd.OutOrStdout(), rep)
+	if output.machine() {
+		return writeOutput(cmd.OutOrStdout(), output, rep)
 	}
 	return rep.WriteText(cmd.OutOrStdout())
 }

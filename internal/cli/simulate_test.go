@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // runCLI runs the gantry command line in-process.
@@ -130,5 +134,171 @@ func TestExplainPendingWorkload(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "explain", "ns/missing", "-f", "../../examples/", "--at", "1m"); code == 0 || !strings.Contains(errOut, "not found") {
 		t.Errorf("unknown workload: exit %d, %q", code, errOut)
+	}
+}
+
+// explainField returns the value of one "name: value" line of explain's output.
+func explainField(out, name string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// --at 0s is t=0, not the end of the run: team-a/llm-finetune is placed at t=0 in the
+// examples and runs for 75 minutes of the 2h10m simulation.
+func TestExplainAt(t *testing.T) {
+	tests := []struct {
+		name              string
+		at                []string
+		wantAt, wantPhase string
+		wantPods          bool
+	}{
+		{"no --at: the end of the run", nil, "2h10m", "Finished", false},
+		{"--at 0s", []string{"--at", "0s"}, "0s", "Running", true},
+		{"--at 0", []string{"--at", "0"}, "0s", "Running", true},
+		{"--at 30m", []string{"--at", "30m"}, "30m00s", "Running", true},
+		{"--at past the end", []string{"--at", "3h"}, "3h00m", "Finished", false},
+	}
+	for _, tc := range tests {
+		args := append([]string{"explain", "team-a/llm-finetune", "-f", "../../examples/"}, tc.at...)
+		out, errOut, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, errOut)
+		}
+		at, phase := explainField(out, "at"), explainField(out, "phase")
+		if at != tc.wantAt || phase != tc.wantPhase || strings.Contains(out, "pod llm-finetune-main-0 on") != tc.wantPods {
+			t.Errorf("%s: at %q phase %q, want at %q phase %q (pods listed: %v):\n%s", tc.name, at, phase, tc.wantAt, tc.wantPhase, tc.wantPods, out)
+		}
+	}
+}
+
+func TestExplainAtBadValues(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--at", "soon"}, "--at"},
+		{[]string{"--at", "2h", "--until", "1h"}, "after --until 1h00m"},
+	}
+	for _, tc := range tests {
+		args := append([]string{"explain", "team-a/llm-finetune", "-f", "../../examples/"}, tc.args...)
+		if _, errOut, code := runCLI(t, args...); code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want an error naming %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// The PREEMPTED and SPOT INTERRUPTED columns count the event log's "preempted" and
+// "interrupted" records of each queue: the examples have both (a spot interruption at
+// 40m and preemptions for quota and placement).
+func TestSimulatePreemptionColumnsMatchEventLog(t *testing.T) {
+	for _, policy := range []string{"default", "fifo"} {
+		events := filepath.Join(t.TempDir(), "events.jsonl")
+		out, errOut, code := runCLI(t, "simulate", "-f", "../../examples/", "--policy", policy, "--events", events)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", policy, code, errOut)
+		}
+		want := eventCountsByQueue(t, events)
+		if policy == "default" && (want["batch"]["preempted"] == 0 || want["batch"]["interrupted"] == 0) {
+			t.Fatalf("examples no longer preempt and interrupt in queue batch: %v", want["batch"])
+		}
+		rows := tableRows(out, "QUEUE")
+		if rows["batch"] == nil {
+			t.Fatalf("%s: no batch row in the QUEUE table:\n%s", policy, out)
+		}
+		for queue, row := range rows {
+			if queue == "all" {
+				continue
+			}
+			got := row["PREEMPTED"] + "/" + row["SPOT INTERRUPTED"]
+			exp := fmt.Sprintf("%d/%d", want[queue]["preempted"], want[queue]["interrupted"])
+			if got != exp {
+				t.Errorf("%s: queue %s preempted/interrupted = %s, event log has %s", policy, queue, got, exp)
+			}
+		}
+	}
+}
+
+// eventCountsByQueue counts an event log's records by ClusterQueue and kind.
+func eventCountsByQueue(t *testing.T, path string) map[string]map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct{ Event, ClusterQueue string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if counts[rec.ClusterQueue] == nil {
+			counts[rec.ClusterQueue] = map[string]int{}
+		}
+		counts[rec.ClusterQueue][rec.Event]++
+	}
+	return counts
+}
+
+// tableRows reads the text table whose first header is first (columns two or more
+// spaces apart) into header -> cell maps keyed by the row's first cell.
+func tableRows(out, first string) map[string]map[string]string {
+	sep := regexp.MustCompile(`\s{2,}`)
+	var header []string
+	rows := map[string]map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		cells := sep.Split(strings.TrimSpace(line), -1)
+		switch {
+		case cells[0] == first:
+			header = cells
+		case header != nil && len(cells) == len(header):
+			row := map[string]string{}
+			for i, h := range header {
+				row[h] = cells[i]
+			}
+			rows[cells[0]] = row
+		case header != nil:
+			return rows
+		}
+	}
+	return rows
+}
+
+// -o json and -o yaml print the same KPI document.
+func TestSimulateOutputFormats(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		out, errOut, code := runCLI(t, "simulate", "-f", "../../examples/", "-o", format)
+		if code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", format, code, errOut)
+		}
+		var doc struct {
+			Overall struct{ Submitted, Preempted, Interrupted int }
+		}
+		if err := yaml.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("-o %s: not a document: %v\n%s", format, err, out)
+		}
+		if doc.Overall.Submitted != 14 || doc.Overall.Preempted != 2 || doc.Overall.Interrupted != 2 {
+			t.Errorf("-o %s: overall = %+v, want 14 submitted, 2 preempted, 2 interrupted", format, doc.Overall)
+		}
+	}
+}
+
+// A workload without gantry.dev/duration never finishes: simulate says so on stderr.
+func TestSimulateWarnsOfWorkloadsWithoutDuration(t *testing.T) {
+	dir := t.TempDir()
+	job := "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: forever\n  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: training}\n" +
+		"spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits: {nvidia.com/gpu: \"1\"}\n"
+	if err := os.WriteFile(filepath.Join(dir, "forever.yaml"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"simulate", "-f", "../../examples", "-f", dir, "--until", "1h"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if want := "warning: 1 workload has no gantry.dev/duration"; !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "team-a/forever") {
+		t.Errorf("stderr %q, want %q naming team-a/forever", errOut.String(), want)
 	}
 }

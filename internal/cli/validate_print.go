@@ -5,7 +5,38 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gantry-sched/gantry/pkg/manifest"
 )
+
+// validateResult is the document `validate -o json|yaml` prints on stdout, valid or
+// not, so that a program reads one shape: valid, the summary's fields (only when
+// valid; the embedded pointer is nil otherwise and its fields are left out) and
+// problems (never null).
+type validateResult struct {
+	Valid bool `json:"valid"`
+	*validateSummary
+	Problems []validateProblem `json:"problems"`
+}
+
+// validateProblem is one problem of the input, in fields a program can act on.
+type validateProblem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// problemsOf converts the loader's problems into the document's.
+func problemsOf(l manifest.ErrorList) []validateProblem {
+	out := make([]validateProblem, 0, len(l))
+	for _, e := range l {
+		out = append(out, validateProblem{File: e.Source.File, Line: e.Source.Line, Kind: e.Kind, Name: e.Name, Field: e.Field, Message: e.Msg})
+	}
+	return out
+}
 
 // printSummary writes the human-readable summary of `gantry validate`.
 func printSummary(out io.Writer, s validateSummary) error {

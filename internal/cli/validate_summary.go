@@ -127,7 +127,8 @@ func summarize(o *api.Objects) (validateSummary, error) {
 	return s, nil
 }
 
-// summarizePools expands NodePools and groups Node objects by pool.
+// summarizePools expands NodePools (one row each) and groups Node objects into rows of
+// alike nodes (nodeGroupOf).
 func summarizePools(o *api.Objects) ([]poolSummary, []string, error) {
 	var out []poolSummary
 	var warns []string
@@ -138,7 +139,7 @@ func summarizePools(o *api.Objects) ([]poolSummary, []string, error) {
 		}
 		out = append(out, poolOf(p.Name, nodes, sharingText(p.Sharing)))
 	}
-	byPool := map[string][]cluster.Node{}
+	groups := map[nodeGroup][]cluster.Node{}
 	for _, kn := range o.Nodes {
 		n, err := cluster.NodeFromKube(kn)
 		if err != nil {
@@ -147,24 +148,67 @@ func summarizePools(o *api.Objects) ([]poolSummary, []string, error) {
 		for _, w := range n.Warnings {
 			warns = append(warns, w.String())
 		}
-		pool := n.Pool
-		if pool == "" {
-			pool = "(no pool label)"
-		}
-		byPool[pool] = append(byPool[pool], n)
+		g := nodeGroupOf(n)
+		groups[g] = append(groups[g], n)
 	}
-	names := make([]string, 0, len(byPool))
-	for k := range byPool {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		out = append(out, poolOf(name, byPool[name], ""))
+	for _, g := range sortedNodeGroups(groups) {
+		out = append(out, poolOf(g.pool, groups[g], g.sharing))
 	}
 	return out, warns, nil
 }
 
-// poolOf sums the GPU capacity of a pool's nodes.
+// nodeGroup is what makes Node objects one row of the summary: the pool label alone
+// would put every GPU model and sharing mode of an unlabelled cluster into one row that
+// shows one model's name and one mode, so the row also keys on those and on the
+// capacity type (a pool of spot and on-demand nodes is two rows too).
+type nodeGroup struct {
+	pool, model, sharing, capacityType string
+}
+
+// nodeGroupOf keys a node by its pool label ("(no pool label)" without one), its GPU
+// models and its GPUs' sharing modes (each a sorted list, for nodes that mix them).
+func nodeGroupOf(n cluster.Node) nodeGroup {
+	g := nodeGroup{pool: n.Pool, capacityType: n.CapacityType}
+	if g.pool == "" {
+		g.pool = "(no pool label)"
+	}
+	if n.Devices == nil {
+		return g
+	}
+	models, modes := map[string]bool{}, map[string]bool{}
+	for _, gpu := range n.Devices.GPUs() {
+		models[string(gpu.Model)] = true
+		modes[sharingText(gpu.Sharing)] = true
+	}
+	g.model = strings.Join(sortedSet(models), ",")
+	g.sharing = strings.Join(sortedSet(modes), ",")
+	return g
+}
+
+// sortedNodeGroups orders the rows by pool, then model, sharing and capacity type.
+func sortedNodeGroups(groups map[nodeGroup][]cluster.Node) []nodeGroup {
+	keys := make([]nodeGroup, 0, len(groups))
+	for g := range groups {
+		keys = append(keys, g)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.pool != b.pool {
+			return a.pool < b.pool
+		}
+		if a.model != b.model {
+			return a.model < b.model
+		}
+		if a.sharing != b.sharing {
+			return a.sharing < b.sharing
+		}
+		return a.capacityType < b.capacityType
+	})
+	return keys
+}
+
+// poolOf sums the GPU capacity of a pool's nodes; sharing is the row's sharing mode
+// (every node of a row has the same, see nodeGroup), or "" to take the GPUs' own.
 func poolOf(name string, nodes []cluster.Node, sharing string) poolSummary {
 	p := poolSummary{Name: name, Nodes: len(nodes), Sharing: sharing}
 	gpuRes := resources.Vector{}
@@ -304,20 +348,11 @@ func gpuMilli(req resources.Vector) resources.MilliGPU {
 			total += resources.MilliGPU(a)
 		default:
 			if p, ok := n.MIGProfile(); ok {
-				total += migMilli(p) * resources.MilliGPU(a)
+				total += devices.ProfileMilli(p) * resources.MilliGPU(a)
 			}
 		}
 	}
 	return total
-}
-
-func migMilli(profile string) resources.MilliGPU {
-	for _, m := range devices.Models() {
-		if p, ok := m.Profile(profile); ok {
-			return p.Milli(m.MIG)
-		}
-	}
-	return 0
 }
 
 func summarizeEvent(e api.ClusterEvent) eventSummary {

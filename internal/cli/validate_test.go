@@ -3,8 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // runValidate runs `gantry validate args...` in-process.
@@ -84,7 +89,139 @@ func TestValidateNeedsInput(t *testing.T) {
 	if _, _, err := runValidate(t, ""); err == nil || !strings.Contains(err.Error(), "-f PATH") {
 		t.Errorf("err = %v, want a hint to use -f", err)
 	}
-	if _, _, err := runValidate(t, "", "-f", "../../examples", "-o", "yaml"); err == nil {
-		t.Error("-o yaml accepted")
+	if _, _, err := runValidate(t, "", "-f", "../../examples", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "--output") {
+		t.Errorf("-o xml: err = %v, want a refusal naming --output", err)
+	}
+}
+
+// TestValidateTextIsTable: -o text, validate's name for the table before -o was one
+// vocabulary, still prints the table.
+func TestValidateTextIsTable(t *testing.T) {
+	table, _, err := runValidate(t, "", "-f", "../../examples", "-o", "table")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _, err := runValidate(t, "", "-f", "../../examples", "-o", "text")
+	if err != nil || text != table || !strings.HasPrefix(text, "OK: ") {
+		t.Errorf("-o text printed %q (err %v), want the table", text, err)
+	}
+}
+
+// validateDoc is what a program reads from `validate -o json|yaml`.
+type validateDoc struct {
+	Valid    bool              `json:"valid"`
+	Counts   map[string]int    `json:"counts"`
+	Problems []validateProblem `json:"problems"`
+}
+
+const badLocalQueue = `apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: ns}
+spec: {clusterQueue: ghost}
+`
+
+// TestValidateMachineOutputOnFailure: with -o json or yaml an invalid input still gives
+// one document on stdout, with every problem in fields, and a non-zero exit; the human
+// lines are not mixed into stdout.
+func TestValidateMachineOutputOnFailure(t *testing.T) {
+	want := []validateProblem{{File: "<stdin>", Line: 4, Kind: "LocalQueue", Name: "ns/q", Field: "spec.clusterQueue", Message: `ClusterQueue "ghost" not found`}}
+	for _, format := range []string{"json", "yaml"} {
+		stdout, stderr, err := runValidate(t, badLocalQueue, "-f", "-", "-o", format)
+		if err == nil || err.Error() != "1 problem found" {
+			t.Errorf("-o %s: err = %v, want 1 problem found", format, err)
+		}
+		var doc validateDoc
+		if err := yaml.UnmarshalStrict([]byte(stdout), &doc); err != nil {
+			t.Fatalf("-o %s: stdout is not one document of the expected shape: %v\n%s", format, err, stdout)
+		}
+		if doc.Valid || doc.Counts != nil || !reflect.DeepEqual(doc.Problems, want) {
+			t.Errorf("-o %s: document = %+v, want valid false, no summary and problems %+v", format, doc, want)
+		}
+		if stderr != "" {
+			t.Errorf("-o %s: stderr = %q, want nothing but the command's error", format, stderr)
+		}
+	}
+}
+
+// TestValidateMachineOutputOnSuccess: the same document shape when valid, with the
+// summary's fields and an empty (not null) problem list.
+func TestValidateMachineOutputOnSuccess(t *testing.T) {
+	stdout, _, err := runValidate(t, "", "-f", "../../examples", "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc validateDoc
+	if err := yaml.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Valid || doc.Counts["workloads"] != 14 || doc.Problems == nil || len(doc.Problems) != 0 {
+		t.Errorf("document = valid %v, counts %v, problems %#v; want valid, 14 workloads, []", doc.Valid, doc.Counts, doc.Problems)
+	}
+}
+
+// TestValidateEmptyInputs: an input that holds no object is a problem naming it.
+func TestValidateEmptyInputs(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeTemp(t, dir, "empty.yaml", "")
+	comments := writeTemp(t, dir, "comments.yaml", "# nothing yet\n---\n  # still nothing\n---\n")
+	good := writeTemp(t, dir, "lq.yaml", "apiVersion: gantry.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: f}\n")
+	blankDir := filepath.Join(dir, "blank")
+	if err := os.MkdirAll(filepath.Join(blankDir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTemp(t, blankDir, "a.yaml", "\n")
+	writeTemp(t, filepath.Join(blankDir, "sub"), "b.yml", "---\n")
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		// want are the problem lines on stderr.
+		want string
+	}{
+		{"empty file", "", []string{"-f", empty}, empty + ": holds no objects: the file is empty or only comments\n"},
+		{"comments only", "", []string{"-f", comments}, comments + ": holds no objects: the file is empty or only comments\n"},
+		{"empty beside a good file", "", []string{"-f", good, "-f", empty}, empty + ": holds no objects: the file is empty or only comments\n"},
+		{"empty stdin", "  \n", []string{"-f", "-"}, "<stdin>: holds no objects: the file is empty or only comments\n"},
+		{"folder of empty files", "", []string{"-f", blankDir}, blankDir + ": folder holds no objects: every manifest file in it is empty or only comments\n"},
+	}
+	for _, tc := range tests {
+		_, stderr, err := runValidate(t, tc.stdin, tc.args...)
+		if err == nil || stderr != tc.want {
+			t.Errorf("%s: err %v, stderr %q; want %q", tc.name, err, stderr, tc.want)
+		}
+	}
+	// A placeholder inside a folder that has objects is not an error.
+	writeTemp(t, dir, "placeholder.yml", "# kept for later\n")
+	if err := os.Remove(comments); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(empty); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := runValidate(t, "", "-f", dir); err != nil || stderr != "" {
+		t.Errorf("folder with objects and a placeholder: err %v, stderr %q", err, stderr)
+	}
+}
+
+// A request no node of the cluster could ever hold fails validation, naming the job,
+// the pod set and the node that came closest, in text and in the JSON document.
+func TestValidateReportsRequestsThatNeverFit(t *testing.T) {
+	dir := t.TempDir()
+	job := "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nine\n  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: training}\n" +
+		"spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: x\n        resources:\n          limits: {nvidia.com/gpu: \"9\"}\n"
+	if err := os.WriteFile(filepath.Join(dir, "big.yaml"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"validate", "-f", "../../examples", "-f", dir}, strings.NewReader(""), &out, &errOut)
+	want := "big.yaml:1: Job team-a/nine: pod set main: can never run on this cluster: no node of the cluster can hold one pod"
+	if code != 1 || !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "closest: node h100-full-0") {
+		t.Fatalf("exit %d, stderr %q; want 1 and %q with the closest node", code, errOut.String(), want)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := Main([]string{"validate", "-o", "json", "-f", "../../examples", "-f", dir}, strings.NewReader(""), &out, &errOut); code != 1 ||
+		!strings.Contains(out.String(), `"kind": "Job"`) || !strings.Contains(out.String(), "can never run on this cluster") {
+		t.Errorf("json: exit %d, stdout %s", code, out.String())
 	}
 }

@@ -72,15 +72,24 @@ func (a Assignment) Why() string {
 func firstReason(p PodSetAssignment) string {
 	for _, t := range p.Tried {
 		if len(t.Reasons) > 0 && t.Mode == p.Mode {
-			return fmt.Sprintf("flavor %s: %s", t.Flavor, t.Reasons[0])
+			return inFlavor(t.Flavor, t.Reasons[0].String())
 		}
 	}
 	for _, t := range p.Tried {
 		if len(t.Reasons) > 0 {
-			return fmt.Sprintf("flavor %s: %s", t.Flavor, t.Reasons[0])
+			return inFlavor(t.Flavor, t.Reasons[0].String())
 		}
 	}
 	return string(p.Code)
+}
+
+// inFlavor prefixes a reason with its flavor; a pod set refused before any flavor was
+// tried (a resource no group covers, an invalid request) has none to name.
+func inFlavor(flavor, reason string) string {
+	if flavor == "" {
+		return reason
+	}
+	return fmt.Sprintf("flavor %s: %s", flavor, reason)
 }
 
 // assigner carries one Assign call's state: the usage of pod sets assigned so far.

@@ -59,7 +59,7 @@ func textWhy(s string) Why { return Why{Kind: WhyText, Text: s} }
 // String renders the sentence, e.g. "needs 8 nvidia.com/gpu in flavor h100, 4 free of
 // nominal 128, cannot borrow: cohort global has 0 unused".
 func (w Why) String() string {
-	f := func(a resources.Amount) string { return resources.Format(w.Resource, a) }
+	f := func(a resources.Amount) string { return resources.FormatReadable(w.Resource, a) }
 	need := fmt.Sprintf("needs %s %s in flavor %s", f(w.Amount), w.Resource, w.Flavor)
 	quota := fmt.Sprintf("%s free of nominal %s", f(w.Free), f(w.Nominal))
 	switch w.Kind {

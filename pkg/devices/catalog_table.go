@@ -3,6 +3,8 @@ package devices
 import (
 	"slices"
 	"sync"
+
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // table is the catalog built once and never written after: LookupModel used to build the
@@ -43,4 +45,20 @@ func (m Model) clone() Model {
 		m.MIG = &g
 	}
 	return m
+}
+
+// ProfileMilli is a MIG profile's share of a GPU in milli-GPU, from the first catalog
+// model that has the profile (a profile name fixes its slices, so any such model gives
+// the same share); a profile no model has is valued as accounting values it.
+func ProfileMilli(profile string) resources.MilliGPU {
+	for i := range table() {
+		m := &table()[i]
+		if m.MIG == nil {
+			continue
+		}
+		if p, ok := m.Profile(profile); ok {
+			return p.Milli(m.MIG)
+		}
+	}
+	return AccountingMilli(Request{MIG: []MIGCount{{Profile: profile, Count: 1}}}, Model{}, Sharing{})
 }

@@ -3,9 +3,7 @@ package manifest
 import (
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -22,19 +20,15 @@ const StdinName = "<stdin>"
 // returned objects are then incomplete (the bad objects are left out) and should only be
 // used for diagnostics.
 func Load(paths []string, stdin io.Reader) (*api.Objects, error) {
+	inputs, problems := ReadInputs(paths, stdin)
 	l := newLoader()
-	for _, f := range l.expand(paths) {
-		name := f
-		if f == "-" {
-			name = StdinName
+	l.errs = append(l.errs, problems...)
+	for _, in := range inputs {
+		for _, f := range in.Files {
+			l.file(f.Name, f.Data)
 		}
-		data, err := l.read(f, stdin)
-		if err != nil {
-			l.errs = append(l.errs, &Error{Source: srcOf(name, 0), Msg: "cannot read: " + describeFSError(err)})
-			continue
-		}
-		l.file(name, data)
 	}
+	l.errs = append(l.errs, EmptyInputs(inputs)...)
 	return l.finish()
 }
 
@@ -65,62 +59,12 @@ func (l *loader) finish() (*api.Objects, error) {
 	return &l.objs, nil
 }
 
-// expand turns the user's paths into the list of files to read, in a stable order.
-func (l *loader) expand(paths []string) []string {
-	var files []string
-	for _, p := range paths {
-		if p == "-" {
-			files = append(files, "-")
-			continue
-		}
-		info, err := os.Stat(p)
-		if err != nil {
-			l.errs = append(l.errs, &Error{Source: srcOf(p, 0), Msg: "cannot read: " + describeFSError(err)})
-			continue
-		}
-		if !info.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		var found []string
-		walkErr := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				l.errs = append(l.errs, &Error{Source: srcOf(path, 0), Msg: "cannot read: " + describeFSError(err)})
-				return nil
-			}
-			if !d.IsDir() && isManifestFile(path) {
-				found = append(found, path)
-			}
-			return nil
-		})
-		if walkErr != nil {
-			l.errs = append(l.errs, &Error{Source: srcOf(p, 0), Msg: "cannot read: " + describeFSError(walkErr)})
-		}
-		sort.Strings(found)
-		if len(found) == 0 {
-			l.errs = append(l.errs, &Error{Source: srcOf(p, 0), Msg: "folder holds no *.yaml, *.yml or *.json files"})
-		}
-		files = append(files, found...)
-	}
-	return files
-}
-
 func isManifestFile(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml", ".json":
 		return true
 	}
 	return false
-}
-
-func (l *loader) read(f string, stdin io.Reader) ([]byte, error) {
-	if f != "-" {
-		return os.ReadFile(f)
-	}
-	if stdin == nil {
-		return nil, errNoStdin
-	}
-	return io.ReadAll(stdin)
 }
 
 type loadError string

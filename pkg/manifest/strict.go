@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -54,23 +56,15 @@ func checkStrict(v *value, t reflect.Type, path string, c errs) bool {
 	case reflect.Bool:
 		return expectScalar(v, "true or false", path, c, func(s any) bool { _, ok := s.(bool); return ok })
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return expectScalar(v, "an integer", path, c, func(s any) bool {
-			n, ok := s.(json.Number)
-			if !ok {
-				return false
-			}
-			_, err := strconv.ParseInt(string(n), 10, t.Bits())
-			return err == nil
-		})
+		return checkInteger(v, path, c, "an integer", func(n string) error {
+			_, err := strconv.ParseInt(n, 10, t.Bits())
+			return err
+		}, intRange(t.Bits()))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return expectScalar(v, "a non-negative integer", path, c, func(s any) bool {
-			n, ok := s.(json.Number)
-			if !ok {
-				return false
-			}
-			_, err := strconv.ParseUint(string(n), 10, t.Bits())
-			return err == nil
-		})
+		return checkInteger(v, path, c, "a non-negative integer", func(n string) error {
+			_, err := strconv.ParseUint(n, 10, t.Bits())
+			return err
+		}, fmt.Sprintf("0 to %d", uint64(1)<<t.Bits()-1))
 	case reflect.Float32, reflect.Float64:
 		return expectScalar(v, "a number", path, c, func(s any) bool { _, ok := s.(json.Number); return ok })
 	case reflect.Interface:
@@ -94,6 +88,34 @@ func expectScalar(v *value, want, path string, c errs, ok func(any) bool) bool {
 	}
 	c.addAt(v.line, path, "wrong type: expected %s, got %s", want, v.describe())
 	return false
+}
+
+// checkInteger accepts a whole number that parse takes. A whole number too large or too
+// small for the field is out of range, not of the wrong type: the message says so and
+// gives the field's range (span, e.g. "-2147483648 to 2147483647"), so a user who wrote
+// 2147483648 is not told to write an integer.
+func checkInteger(v *value, path string, c errs, want string, parse func(string) error, span string) bool {
+	n, isNum := v.scalar.(json.Number)
+	if v.kind != kindScalar || !isNum {
+		c.addAt(v.line, path, "wrong type: expected %s, got %s", want, v.describe())
+		return false
+	}
+	err := parse(string(n))
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		c.addAt(v.line, path, "number %s is out of range: this field holds an integer from %s", n, span)
+		return false
+	}
+	c.addAt(v.line, path, "wrong type: expected %s, got %s", want, v.describe())
+	return false
+}
+
+// intRange is the range of a signed integer of the given bits, for messages.
+func intRange(bits int) string {
+	most := int64(1)<<(bits-1) - 1
+	return fmt.Sprintf("%d to %d", -most-1, most)
 }
 
 // checkUnmarshaler decodes the node with the type's own decoder and reports its error.

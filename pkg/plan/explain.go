@@ -104,6 +104,9 @@ func appendQuota(out []string, a *admission.Assignment, limit int) []string {
 	for _, ps := range a.PodSets {
 		for _, t := range ps.Tried {
 			line := fmt.Sprintf("pod set %s, flavor %s: %s", ps.Name, t.Flavor, t.Mode)
+			if t.Flavor == "" { // refused before any flavor was tried
+				line = fmt.Sprintf("pod set %s: %s", ps.Name, t.Mode)
+			}
 			if t.Code != admission.ReasonNone {
 				line += " (" + string(t.Code) + ")"
 			}

@@ -83,7 +83,7 @@ func TestExplain(t *testing.T) {
 		{"resource not covered", plan.LayerAdmission, plan.ReasonResourceNotCovered,
 			&plan.Evidence{Quota: &admission.Assignment{Code: admission.ResourceNotCovered, PodSets: []admission.PodSetAssignment{{Name: "main",
 				Tried: []admission.FlavorAttempt{{Mode: admission.NoFit, Code: admission.ResourceNotCovered, Reasons: []admission.Why{{Text: "example.com/fpga is not covered"}}}}}}}},
-			[]string{"pod set main, flavor : NoFit (ResourceNotCovered): example.com/fpga is not covered"}},
+			[]string{"pod set main: NoFit (ResourceNotCovered): example.com/fpga is not covered"}},
 		{"no flavor matches", plan.LayerAdmission, plan.ReasonNoFlavorMatches, &plan.Evidence{Quota: noFlavor},
 			[]string{"pod set main, flavor spot: NoFit (NoFlavorMatches)"}},
 		{"exceeds max quota", plan.LayerAdmission, plan.ReasonExceedsMaxQuota,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -116,6 +117,28 @@ func Format(n Name, a Amount) string {
 	default:
 		return strconv.FormatInt(int64(a), 10)
 	}
+}
+
+// FormatReadable is Format for people: bytes that are not a whole number of the largest
+// binary unit below them are shown in it to one decimal place ("29.8Gi", not
+// "32014049792"), so amounts printed side by side read in the same unit. It is for
+// messages only: Format is exact and reads back.
+func FormatReadable(n Name, a Amount) string {
+	if unitOf(n) != unitBytes || a < 1024 {
+		return Format(n, a)
+	}
+	exact := Format(n, a)
+	if !strings.ContainsAny(exact[len(exact)-1:], "0123456789") {
+		return exact // already a whole number of some unit
+	}
+	suffixes := []string{"", "Ki", "Mi", "Gi", "Ti", "Pi"}
+	i, unit := 0, int64(1)
+	for i < len(suffixes)-1 && int64(a) >= unit*1024 {
+		unit *= 1024
+		i++
+	}
+	tenths := (int64(a)*10 + unit/2) / unit // rounded to one decimal, integer arithmetic
+	return strconv.FormatInt(tenths/10, 10) + "." + strconv.FormatInt(tenths%10, 10) + suffixes[i]
 }
 
 func formatBytes(b int64) string {

@@ -142,3 +142,22 @@ func TestMIGNames(t *testing.T) {
 		t.Errorf("cpu.IsGPU() = true")
 	}
 }
+
+func TestFormatReadable(t *testing.T) {
+	for _, tc := range []struct {
+		name Name
+		a    Amount
+		want string
+	}{
+		{Memory, 32014049792, "29.8Gi"},
+		{Memory, 36 << 30, "36Gi"},
+		{Memory, 1536, "1.5Ki"},
+		{Memory, 1000, "1000"},
+		{CPU, 1500, "1500m"},
+		{NvidiaGPU, 3, "3"},
+	} {
+		if got := FormatReadable(tc.name, tc.a); got != tc.want {
+			t.Errorf("FormatReadable(%s, %d) = %q, want %q", tc.name, tc.a, got, tc.want)
+		}
+	}
+}

@@ -14,20 +14,20 @@ import (
 // Explanation is the state of one workload at a time: which layer holds it and why, its
 // queue position and ETA, or where it runs.
 type Explanation struct {
-	Workload     string
-	T            Seconds
-	Phase        plan.Phase
-	Submitted    bool
-	ClusterQueue string
-	Layer        string   // layer holding a pending workload
-	Reason       string   // stable code
-	Details      []string // quota per flavor/resource, placement counts per dimension
-	Position     int      // 1-based position in its ClusterQueue (pending only)
-	ETA          *Seconds // from the reservation, or estimated from quota (ETABasis says which)
-	ETABasis     string
-	Pods         []PodRecord
-	Progress     Seconds // work done so far (saved progress while pending)
-	Preemptions  int
+	Workload     string      `json:"workload"`
+	T            Seconds     `json:"t"`
+	Phase        plan.Phase  `json:"phase"`
+	Submitted    bool        `json:"submitted"`
+	ClusterQueue string      `json:"clusterQueue,omitempty"`
+	Layer        string      `json:"layer,omitempty"`    // layer holding a pending workload
+	Reason       string      `json:"reason,omitempty"`   // stable code
+	Details      []string    `json:"details,omitempty"`  // quota per flavor/resource, placement counts per dimension
+	Position     int         `json:"position,omitempty"` // 1-based position in its ClusterQueue (pending only)
+	ETA          *Seconds    `json:"eta,omitempty"`      // from the reservation, or estimated from quota (ETABasis says which)
+	ETABasis     string      `json:"etaBasis,omitempty"`
+	Pods         []PodRecord `json:"pods,omitempty"`
+	Progress     Seconds     `json:"progress"` // work done so far (saved progress while pending)
+	Preemptions  int         `json:"preemptions"`
 }
 
 // Explain describes a workload at the current simulated time.

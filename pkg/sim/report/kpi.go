@@ -2,8 +2,11 @@ package report
 
 import (
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"github.com/gantry-sched/gantry/pkg/sim"
 )
@@ -180,19 +183,47 @@ func Summarise(values []time.Duration) Distribution {
 	return d
 }
 
-// gpuMilliOf converts the GPU part of a usage vector into the common unit: whole GPUs
-// count 1000 each, gantry.dev/gpu-milli as it is. MIG and shared-replica resources need
-// the GPU model to convert and are left out.
-func gpuMilliOf(v resources.Vector) resources.MilliGPU {
-	return resources.MilliGPU(resources.SatAdd(resources.SatMul(v[resources.NvidiaGPU], int64(resources.MilliPerGPU)), v[resources.GPUMilli]))
+// gpuEquivalentOf converts a ClusterQueue's GPU quota, usage or borrowing (summed over
+// flavors) into GPU-equivalents in milli-GPU, the common unit: whole GPUs count 1000
+// each and MIG instances their profile's share (migMilli), and gantry.dev/gpu-milli
+// stands for the same GPUs once more (admission charges every GPU request of a queue
+// that quotas gpu-milli into it as well), so the figure is the larger of the two sums,
+// never their total. Shared replicas (nvidia.com/gpu.shared, time-sliced MIG) are worth
+// 1000/replicas of a node's GPU, which a queue's vector does not say: they are left out.
+func gpuEquivalentOf(v resources.Vector) resources.MilliGPU {
+	native := resources.SatMul(v[resources.NvidiaGPU], int64(resources.MilliPerGPU))
+	for name, n := range v {
+		if m := migMilli(name); m > 0 {
+			native = resources.SatAdd(native, resources.SatMul(n, int64(m)))
+		}
+	}
+	return resources.MilliGPU(max(native, v[resources.GPUMilli]))
 }
 
-// gpuQuotaMilliOf converts nominal quota: the larger of whole GPUs × 1000 and
-// gantry.dev/gpu-milli, because a queue that quotas both names (whole-GPU pods and
-// fractional pods) covers the same GPUs twice; summing would double its nominal.
-func gpuQuotaMilliOf(v resources.Vector) resources.MilliGPU {
-	whole := resources.MilliGPU(resources.SatMul(v[resources.NvidiaGPU], int64(resources.MilliPerGPU)))
-	return max(whole, resources.MilliGPU(v[resources.GPUMilli]))
+// migMilliCache holds each MIG resource's milli-GPU: samples convert queue vectors
+// often and the catalog lookup walks every model.
+var migMilliCache sync.Map // resources.Name -> resources.MilliGPU
+
+// migMilli is one device of MIG resource name in milli-GPU (0 for other resources and
+// for ".shared" replicas): its profile's compute slices over the GPU's on the first
+// catalog model offering it (a profile name fixes its geometry, so every model offering
+// it gives the same share), else "<g>g" sevenths as pkg/devices values a profile
+// without a model.
+func migMilli(name resources.Name) resources.MilliGPU {
+	if m, ok := migMilliCache.Load(name); ok {
+		return m.(resources.MilliGPU)
+	}
+	m := lookupMIGMilli(name)
+	migMilliCache.Store(name, m)
+	return m
+}
+
+func lookupMIGMilli(name resources.Name) resources.MilliGPU {
+	profile, ok := name.MIGProfile()
+	if !ok || strings.HasSuffix(string(name), devices.SharedSuffix) {
+		return 0
+	}
+	return devices.ProfileMilli(profile)
 }
 
 // Permille is a*1000/b in integers, 0 when b is 0.

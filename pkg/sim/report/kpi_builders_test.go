@@ -76,3 +76,10 @@ func (b *stateBuilder) Obj() sim.ClusterState { return b.s }
 
 // secs is n whole seconds as Seconds.
 func secs(n int64) sim.Seconds { return sim.Seconds(time.Duration(n) * time.Second) }
+
+// QueueOf adds a ClusterQueue with nominal quota, usage and borrowing as given, for
+// quotas that name several GPU resources (MIG profiles, gpu-milli).
+func (b *stateBuilder) QueueOf(name string, nominal, used, borrowed resources.Vector) *stateBuilder {
+	b.s.Queues = append(b.s.Queues, sim.QueueState{Name: name, Nominal: nominal, Usage: used, Borrowed: borrowed})
+	return b
+}

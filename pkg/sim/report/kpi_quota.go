@@ -19,7 +19,7 @@ func (c *KPICollector) sampleQuota(t sim.Seconds, queues []sim.QueueState) {
 			q = &quotaAcc{q: QuotaUse{ClusterQueue: qs.Name}}
 			c.quota[qs.Name] = q
 		}
-		p := QuotaPoint{T: t, Used: gpuMilliOf(qs.Usage), Borrowed: gpuMilliOf(qs.Borrowed), Nominal: gpuQuotaMilliOf(qs.Nominal)}
+		p := QuotaPoint{T: t, Used: gpuEquivalentOf(qs.Usage), Borrowed: gpuEquivalentOf(qs.Borrowed), Nominal: gpuEquivalentOf(qs.Nominal)}
 		if !q.has || p.Used != q.last.Used || p.Borrowed != q.last.Borrowed || p.Nominal != q.last.Nominal {
 			q.q.Points = append(q.q.Points, p)
 		}

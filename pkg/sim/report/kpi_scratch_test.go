@@ -66,7 +66,7 @@ func (r *scratchKPIs) sample(s sim.ClusterState) {
 		r.capPoint, r.capHas, r.capAt = r.capacity(s), true, t
 	}
 	for _, q := range s.Queues {
-		r.quota[q.Name] = QuotaPoint{Used: gpuMilliOf(q.Usage), Borrowed: gpuMilliOf(q.Borrowed), Nominal: gpuQuotaMilliOf(q.Nominal)}
+		r.quota[q.Name] = QuotaPoint{Used: gpuEquivalentOf(q.Usage), Borrowed: gpuEquivalentOf(q.Borrowed), Nominal: gpuEquivalentOf(q.Nominal)}
 	}
 }
 
