@@ -154,7 +154,7 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, r
 	}
 	// Machine output is for programs: no progress bar beside it, even on a terminal.
 	if !output.machine() {
-		if bar := newProgress(cmd.ErrOrStderr(), len(objs.Workloads)); bar != nil {
+		if bar := newProgress(cmd.ErrOrStderr(), len(objs.Workloads), time.Now); bar != nil {
 			opts.Observers = append(opts.Observers, bar)
 			defer bar.done()
 		}
@@ -238,26 +238,39 @@ func writeReport(path string, rep report.Report, inputs []string) error {
 	return nil
 }
 
-// progress draws a one-line progress bar on a terminal (never into pipes or files):
-// finished workloads of the total and the simulated time.
+// progress reports a long run as it goes, on stderr: a one-line bar redrawn in place on
+// a terminal; elsewhere (a pipe, a CI log) a plain line every progressEvery of wall
+// time, the first after progressAfter, so a short run prints nothing. The wall clock
+// is injected: the simulator itself never reads one.
 type progress struct {
 	w               io.Writer
+	terminal        bool
+	now             func() time.Time
+	start, last     time.Time
+	lines           int
 	total, finished int
 	events          int
 	t               sim.Seconds
 }
 
-// newProgress returns a progress bar when w is a terminal, else nil.
-func newProgress(w io.Writer, total int) *progress {
-	f, ok := w.(*os.File)
-	if !ok || total == 0 {
+const (
+	progressAfter = 2 * time.Second
+	progressEvery = 10 * time.Second
+)
+
+// newProgress returns the progress reporter for w, nil when there is nothing to count.
+func newProgress(w io.Writer, total int, now func() time.Time) *progress {
+	if total == 0 {
 		return nil
 	}
-	st, err := f.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return nil
+	p := &progress{w: w, total: total, now: now, start: now()}
+	p.last = p.start.Add(progressAfter - progressEvery) // first line after progressAfter
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.terminal = true
+		}
 	}
-	return &progress{w: w, total: total}
+	return p
 }
 
 func (p *progress) OnEvent(r sim.EventRecord) {
@@ -266,8 +279,16 @@ func (p *progress) OnEvent(r sim.EventRecord) {
 	if r.Event == sim.EvFinished {
 		p.finished++
 	}
-	if p.events%512 == 0 {
+	if p.events%512 != 0 {
+		return
+	}
+	if p.terminal {
 		p.draw()
+		return
+	}
+	if now := p.now(); now.Sub(p.last) >= progressEvery {
+		p.last = now
+		p.line(now)
 	}
 }
 
@@ -283,7 +304,18 @@ func (p *progress) draw() {
 		p.finished, p.total, sim.FormatDuration(p.t))
 }
 
+func (p *progress) line(now time.Time) {
+	p.lines++
+	fmt.Fprintf(p.w, "progress: %d/%d workloads finished, simulated t=%s, %s elapsed\n",
+		p.finished, p.total, sim.FormatDuration(p.t), now.Sub(p.start).Round(time.Second))
+}
+
 func (p *progress) done() {
-	p.draw()
-	fmt.Fprintln(p.w)
+	switch {
+	case p.terminal:
+		p.draw()
+		fmt.Fprintln(p.w)
+	case p.lines > 0: // a run long enough to report gets its last line too
+		p.line(p.now())
+	}
 }
