@@ -54,6 +54,7 @@ type nodeAgentFlags struct {
 	pluginConfig    string
 	rebootCommand   []string
 	machineFile     string
+	output          *outputFormat
 }
 
 // newNodeAgentCommand builds `gantry node-agent`: GPU discovery, labels, device plugin,
@@ -92,6 +93,7 @@ func newNodeAgentCommand() *cobra.Command {
 	fl.BoolVar(&f.failMulti, "fail-requests-greater-than-one", false, "time-slicing: refuse a container asking for more than one replica (MPS always does)")
 	fl.StringVar(&f.pluginConfig, "config", os.Getenv("CONFIG_FILE"), "NVIDIA device-plugin config file (version v1: flags.migStrategy, sharing.timeSlicing / sharing.mps); it replaces --sharing, --replicas, --rename-by-default and --fail-requests-greater-than-one (default $CONFIG_FILE)")
 	fl.StringSliceVar(&f.rebootCommand, "mig-reboot-command", nil, "command that reboots the node when a MIG mode change needs a GPU reset (e.g. chroot,/host,systemctl,reboot); unset: such a change fails with the reason")
+	f.output = addOutputFlag(cmd)
 	fl.StringVar(&f.machineFile, "machine-type-file", "/sys/class/dmi/id/product_name", "file naming the machine type, for the nvidia.com/gpu.machine label (GFD's default)")
 	fl.DurationVar(&f.migPoll, "mig-poll", 30*time.Second, "how often to check the node's "+migprotocol.LabelConfig+" label")
 	return cmd
@@ -220,6 +222,9 @@ func runNodeAgent(cmd *cobra.Command, f nodeAgentFlags) error {
 		return err
 	}
 	if f.dryRun {
+		if f.output.machine() {
+			return writeOutput(cmd.OutOrStdout(), *f.output, dryRunReport(d, inv, nodeagent.Labels(d, s)))
+		}
 		return printDiscovery(cmd.OutOrStdout(), d, inv, nodeagent.Labels(d, s))
 	}
 	return serveNodeAgent(ctx, cmd.ErrOrStderr(), f, agentParts{lib: lib, d: d, inv: inv, sharing: s, checks: checks, spec: spec})
@@ -366,6 +371,46 @@ func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Wr
 }
 
 // printDiscovery writes the dry-run report.
+// dryRun is what `node-agent --dry-run -o json|yaml` prints: the text view's facts.
+type dryRun struct {
+	Driver      string              `json:"driver"`
+	CUDA        string              `json:"cuda"`
+	Model       devices.ModelID     `json:"model"`
+	Product     string              `json:"product"`
+	GPUs        []dryRunGPU         `json:"gpus"`
+	Resources   map[string][]string `json:"resources"`
+	Labels      map[string]string   `json:"labels"`
+	Annotations map[string]string   `json:"annotations,omitempty"`
+}
+
+type dryRunGPU struct {
+	Index        int                `json:"index"`
+	UUID         string             `json:"uuid"`
+	BusID        string             `json:"busID"`
+	MemoryMiB    int64              `json:"memoryMiB"`
+	NVLinkDomain int                `json:"nvlinkDomain"`
+	PCIeSwitch   int                `json:"pcieSwitch"`
+	MIG          []devices.Instance `json:"mig,omitempty"`
+}
+
+func dryRunReport(d *nodeagent.Discovery, inv *nodeagent.Inventory, labels map[string]string) dryRun {
+	out := dryRun{Driver: d.DriverVersion, CUDA: fmt.Sprintf("%d.%d", d.CUDAMajor, d.CUDAMinor), Model: d.Model.ID,
+		Product: d.Product, Resources: map[string][]string{}, Labels: labels}
+	for _, g := range d.GPUs {
+		out.GPUs = append(out.GPUs, dryRunGPU{Index: g.Index, UUID: g.UUID, BusID: g.BusID, MemoryMiB: int64(g.Memory),
+			NVLinkDomain: g.NVLinkDomain, PCIeSwitch: g.PCIeSwitch, MIG: g.Instances})
+	}
+	for _, r := range inv.Resources() {
+		for _, dv := range inv.Devices(r) {
+			out.Resources[string(r)] = append(out.Resources[string(r)], dv.ID)
+		}
+	}
+	if r := inv.ReplicatedDevices(); len(r) > 0 {
+		out.Annotations = map[string]string{devices.AnnotationReplicatedDevices: r.String()}
+	}
+	return out
+}
+
 func printDiscovery(w io.Writer, d *nodeagent.Discovery, inv *nodeagent.Inventory, labels map[string]string) error {
 	fmt.Fprintf(w, "driver %s, CUDA %d.%d\n", d.DriverVersion, d.CUDAMajor, d.CUDAMinor)
 	fmt.Fprintf(w, "model %s (%s, %d MiB, MIG capable: %t), %d GPUs\n", d.Model.ID, d.Model.Family, d.Model.Memory, d.MIGCapable, len(d.GPUs))

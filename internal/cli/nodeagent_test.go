@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,5 +92,21 @@ func TestNodeAgentPluginConfig(t *testing.T) {
 	if code := Main([]string{"node-agent", "--dry-run", "--mock", "dgx-a100", "--config", bad}, strings.NewReader(""), &out, &errOut); code != 1 ||
 		!strings.Contains(errOut.String(), "bad.yaml: yaml: unmarshal errors:\n  line 6: field replica not found") {
 		t.Errorf("exit %d, stderr %q; want 1 and the unknown field with its line", code, errOut.String())
+	}
+}
+
+// --dry-run -o json prints the same facts as a document.
+func TestNodeAgentDryRunJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"node-agent", "--dry-run", "--mock", "dgx-a100", "-o", "json"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var got dryRun
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if got.Model != "A100-SXM4-40GB" || len(got.GPUs) != 8 || len(got.Resources["nvidia.com/gpu"]) != 8 ||
+		got.Labels["nvidia.com/gpu.product"] != "NVIDIA-A100-SXM4-40GB" || got.GPUs[1].BusID != "0000:0f:00.0" {
+		t.Errorf("document %+v", got)
 	}
 }
