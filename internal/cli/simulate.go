@@ -119,6 +119,7 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 func newSimulateCommand() *cobra.Command {
 	var f simFlags
 	var events, reportPath string
+	var heatmapAt []string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH...",
 		Short: "Replay workloads on a modelled cluster with the production engine and print KPIs",
@@ -128,20 +129,38 @@ func newSimulateCommand() *cobra.Command {
 	output := addOutputFlag(cmd)
 	cmd.Flags().StringVar(&events, "events", "", "write the event log to FILE, one JSON object per line")
 	cmd.Flags().StringVar(&reportPath, "report", "", "write a self-contained HTML report to FILE.html")
+	cmd.Flags().StringSliceVar(&heatmapAt, "heatmap-at", nil, "also draw the node x GPU heat map at these simulated times (e.g. 30m,1h); the busiest moment is always drawn")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runSimulate(cmd, &f, *output, events, reportPath)
+		times, err := heatmapTimes(heatmapAt)
+		if err != nil {
+			return err
+		}
+		return runSimulate(cmd, &f, *output, events, reportPath, times)
 	}
 	return cmd
 }
 
+// heatmapTimes reads --heatmap-at.
+func heatmapTimes(values []string) ([]sim.Seconds, error) {
+	var out []sim.Seconds
+	for _, v := range values {
+		d, err := api.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--heatmap-at %q: want a simulated time such as 30m or 1h", v)
+		}
+		out = append(out, sim.Seconds(d))
+	}
+	return out, nil
+}
+
 // runSimulate loads the inputs, runs the simulation with the KPI collector (plus the
 // event log and progress bar when asked) and prints or writes the results.
-func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, reportPath string) error {
+func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, reportPath string, heatmaps []sim.Seconds) error {
 	objs, opts, err := f.prepare(cmd)
 	if err != nil {
 		return err
 	}
-	kpis := report.NewKPICollector(report.KPIOptions{Shapes: report.ShapesOf(objs.Workloads)})
+	kpis := report.NewKPICollector(report.KPIOptions{Shapes: report.ShapesOf(objs.Workloads), HeatmapTimes: heatmaps})
 	opts.Observers = append(opts.Observers, kpis)
 	var log *eventWriter
 	if events != "" {

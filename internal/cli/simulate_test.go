@@ -302,3 +302,27 @@ func TestSimulateWarnsOfWorkloadsWithoutDuration(t *testing.T) {
 		t.Errorf("stderr %q, want %q naming team-a/forever", errOut.String(), want)
 	}
 }
+
+// --heatmap-at adds heat maps at chosen times after the busiest one; a bad time is refused.
+func TestSimulateHeatmapAt(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"simulate", "-f", "../../examples", "--heatmap-at", "30m,1h", "-o", "json"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var rep struct {
+		Heatmaps []struct {
+			T float64 `json:"t"`
+		} `json:"heatmaps"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Heatmaps) != 3 || rep.Heatmaps[1].T != 1800 || rep.Heatmaps[2].T != 3600 {
+		t.Errorf("heat maps at %+v, want the busiest moment, then 1800 s and 3600 s", rep.Heatmaps)
+	}
+	errOut.Reset()
+	if code := Main([]string{"simulate", "-f", "../../examples", "--heatmap-at", "soon"}, strings.NewReader(""), &out, &errOut); code != 1 ||
+		!strings.Contains(errOut.String(), `--heatmap-at "soon"`) {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}

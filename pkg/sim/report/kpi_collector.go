@@ -13,8 +13,8 @@ type KPIOptions struct {
 	// Shapes is the workload's pod-shape distribution for FGD fragmentation (see
 	// ShapesOf). When empty, the shapes of workloads seen pending are used.
 	Shapes []ShapeCount
-	// HeatmapTimes are the times of the node × GPU heat maps. When empty, the report has
-	// one at the peak of GPU allocation and one at the end.
+	// HeatmapTimes are the times of the node × GPU heat maps, after the one at the peak
+	// of GPU allocation, which every report has; when empty, the other is at the end.
 	HeatmapTimes []sim.Seconds
 	// CapacityEvery thins the stranded-capacity and fragmentation series (the costliest
 	// KPIs) to at most one point per interval; 0 computes them at every sample.

@@ -107,7 +107,13 @@ func (c *KPICollector) reportHeatmaps(end sim.Seconds) []Heatmap {
 		}
 		return []Heatmap{*c.peakHeatmap, last}
 	}
-	out := slices.Clone(c.heatmaps)
+	// The busiest moment comes first whatever times were chosen: it is the map that
+	// shows how full the cluster got.
+	var out []Heatmap
+	if c.peakHeatmap != nil {
+		out = append(out, *c.peakHeatmap)
+	}
+	out = append(out, c.heatmaps...)
 	for _, at := range c.opts.HeatmapTimes[c.nextHeatmap:] {
 		if at.Duration() < c.start || at > end {
 			continue

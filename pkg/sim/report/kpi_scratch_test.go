@@ -147,7 +147,10 @@ func (r *scratchKPIs) wantHeatmaps(end sim.Seconds) []Heatmap {
 		return []Heatmap{*r.peak, scratchHeatmap(r.last, end)}
 	}
 	r.takeHeatmaps(end, true)
-	return r.heatmaps
+	if r.peak == nil {
+		return r.heatmaps
+	}
+	return append([]Heatmap{*r.peak}, r.heatmaps...)
 }
 
 // capacity is the capacity point of the whole state.

@@ -121,8 +121,10 @@ func TestKPICollectorAllocationAndQuota(t *testing.T) {
 	if q.Nominal != 4000 || q.MeanUsed != 3500 || q.PeakUsed != 5000 || q.UtilisationPermille != 875 || q.MeanBorrowed != 500 || q.PeakBorrowed != 1000 {
 		t.Errorf("quota use = %+v", q)
 	}
-	if len(r.Heatmaps) != 2 || r.Heatmaps[0].T != secs(5) || r.Heatmaps[0].Rows[0].GPUs[1] != 500 || r.Heatmaps[1].Rows[0].GPUs[0] != 1000 {
-		t.Errorf("heat maps = %+v, want the t=0 state at 5s and the t=10 state at 15s", r.Heatmaps)
+	// The busiest moment (t=10, both GPUs full) first, then the chosen times.
+	if len(r.Heatmaps) != 3 || r.Heatmaps[0].T != secs(10) || r.Heatmaps[0].Rows[0].GPUs[1] != 1000 ||
+		r.Heatmaps[1].T != secs(5) || r.Heatmaps[1].Rows[0].GPUs[1] != 500 || r.Heatmaps[2].Rows[0].GPUs[0] != 1000 {
+		t.Errorf("heat maps = %+v, want the busiest (t=10), the t=0 state at 5s and the t=10 state at 15s", r.Heatmaps)
 	}
 }
 
