@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	gt "github.com/gantry-sched/gantry/internal/testing"
 )
 
 // runCLI runs the gantry command line in-process.
@@ -205,7 +206,7 @@ func TestSimulatePreemptionColumnsMatchEventLog(t *testing.T) {
 		if policy == "default" && (want["batch"]["preempted"] == 0 || want["batch"]["interrupted"] == 0) {
 			t.Fatalf("examples no longer preempt and interrupt in queue batch: %v", want["batch"])
 		}
-		rows := tableRows(out, "QUEUE")
+		rows := gt.TableRows(out, "QUEUE")
 		if rows["batch"] == nil {
 			t.Fatalf("%s: no batch row in the QUEUE table:\n%s", policy, out)
 		}
@@ -241,30 +242,6 @@ func eventCountsByQueue(t *testing.T, path string) map[string]map[string]int {
 		counts[rec.ClusterQueue][rec.Event]++
 	}
 	return counts
-}
-
-// tableRows reads the text table whose first header is first (columns two or more
-// spaces apart) into header -> cell maps keyed by the row's first cell.
-func tableRows(out, first string) map[string]map[string]string {
-	sep := regexp.MustCompile(`\s{2,}`)
-	var header []string
-	rows := map[string]map[string]string{}
-	for _, line := range strings.Split(out, "\n") {
-		cells := sep.Split(strings.TrimSpace(line), -1)
-		switch {
-		case cells[0] == first:
-			header = cells
-		case header != nil && len(cells) == len(header):
-			row := map[string]string{}
-			for i, h := range header {
-				row[h] = cells[i]
-			}
-			rows[cells[0]] = row
-		case header != nil:
-			return rows
-		}
-	}
-	return rows
 }
 
 // -o json and -o yaml print the same KPI document.

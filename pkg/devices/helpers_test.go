@@ -1,6 +1,9 @@
 package devices_test
 
 import (
+	"strings"
+	"testing"
+
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -42,4 +45,15 @@ func sameVector(a, b resources.Vector) bool {
 		}
 	}
 	return true
+}
+
+// wantErr fails t unless err is nil when want is empty, or holds want otherwise.
+func wantErr(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("error %v, want none", err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
 }

@@ -45,12 +45,7 @@ func TestValidateSharingResources(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := devices.ValidateSharing(a100, tc.s)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
-			}
+			wantErr(t, err, tc.wantErr)
 		})
 	}
 }

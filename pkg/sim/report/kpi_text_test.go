@@ -2,37 +2,19 @@ package report
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 	"testing"
 
+	gt "github.com/gantry-sched/gantry/internal/testing"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	"github.com/gantry-sched/gantry/pkg/sim"
 )
 
-// tableCells reads a right-aligned text table (columns at least two spaces apart) into
-// one map per row, header name -> cell, keyed by the first cell.
+// tableCells is gt.TableRows, failing the test when the table is missing.
 func tableCells(t *testing.T, out, firstHeader string) map[string]map[string]string {
 	t.Helper()
-	sep := regexp.MustCompile(`\s{2,}`)
-	var header []string
-	rows := map[string]map[string]string{}
-	for _, line := range strings.Split(out, "\n") {
-		cells := sep.Split(strings.TrimSpace(line), -1)
-		switch {
-		case len(cells) > 0 && cells[0] == firstHeader:
-			header = cells
-		case header != nil && len(cells) == len(header):
-			row := map[string]string{}
-			for i, h := range header {
-				row[h] = cells[i]
-			}
-			rows[cells[0]] = row
-		case header != nil:
-			return rows
-		}
-	}
-	if header == nil {
+	rows := gt.TableRows(out, firstHeader)
+	if rows == nil {
 		t.Fatalf("no table with header %s in:\n%s", firstHeader, out)
 	}
 	return rows
