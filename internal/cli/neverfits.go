@@ -2,306 +2,51 @@ package cli
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
-	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
-	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/manifest"
-	"github.com/gantry-sched/gantry/pkg/placement"
-	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// NeverFit is a workload that no placement could ever start, even on the cluster with
-// nothing running: validate reports it instead of letting the simulator or the
-// controller hold it as "may fit later" forever.
+// NeverFit is the engine's finding with the job object it is about, for validate's
+// messages.
 type NeverFit struct {
-	Workload api.WorkloadID
-	// Kind is the job object's kind (Job, PyTorchJob, ...), for messages.
+	engine.NeverFit
+	// Kind is the job object's kind (Job, PyTorchJob, ...).
 	Kind   string
 	Source api.Source
-	// PodSet is the pod set that found no room (the first one when several do not).
-	PodSet string
-	// Why says what cannot be held, e.g. "no node can hold one pod" or "the gang needs 4
-	// pods at once, the empty cluster holds 2"; with the cluster totals it exceeds.
-	Why string
-	// Closest describes the node that came closest (fewest rejections) and Rejections
-	// why even it refuses; empty when no node was examined.
-	Closest    string
-	Rejections []string
 }
 
 // String renders the finding on one line for validate's text output.
 func (n NeverFit) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: workload %s: pod set %s: %s", n.Source, n.Workload, n.PodSet, n.Why)
-	if n.Closest != "" {
-		fmt.Fprintf(&b, "; closest: %s (%s)", n.Closest, strings.Join(n.Rejections, "; "))
-	}
-	return b.String()
+	return fmt.Sprintf("%s: workload %s: pod set %s: %s", n.Source, n.Workload, n.PodSet, n.Detail())
 }
-
-// neverFitMaxTries bounds the flavor combinations tried per workload: each pod set may go
-// to any flavor of its group, and a gang of many pod sets would otherwise multiply them.
-const neverFitMaxTries = 32
 
 // NeverFits lists the workloads of objs that cannot be placed even on the empty cluster
-// the objects describe (NodePools and Nodes), in workload ID order. It asks the real
-// placement (static node checks, the device model's Fit on fresh nodes, gang and
-// topology rules) under every flavor the workload's ClusterQueue could assign, so a
-// workload is listed only when every choice fails. Workloads whose queue does not
-// resolve are tried without flavor constraints: their queue problem is reported
-// elsewhere. An error means the nodes themselves could not be built.
+// the objects describe (engine.NeverFits), with their sources.
 func NeverFits(objs *api.Objects) ([]NeverFit, error) {
-	snap, err := neverFitCluster(objs)
+	found, err := engine.NeverFits(objs)
 	if err != nil {
 		return nil, err
 	}
-	capacity := neverFitCapacity(snap)
-	flavors := map[string]api.ResourceFlavor{}
-	for _, f := range objs.Flavors {
-		flavors[f.Name] = f
-	}
-	resolver, err := admission.NewResolver(objs)
-	if err != nil {
-		return nil, err
-	}
-	queues := neverFitFlavors{flavors: flavors, resolver: resolver}
-	var out []NeverFit
+	byID := make(map[api.WorkloadID]*api.Workload, len(objs.Workloads))
 	for i := range objs.Workloads {
-		w := &objs.Workloads[i]
-		if nf, never := neverFits(snap, w, queues.choices(w), capacity); never {
-			out = append(out, nf)
-		}
+		byID[objs.Workloads[i].ID()] = &objs.Workloads[i]
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Workload < out[j].Workload })
+	out := make([]NeverFit, len(found))
+	for i, nf := range found {
+		w := byID[nf.Workload]
+		out[i] = NeverFit{NeverFit: nf, Kind: w.Owner.Kind, Source: w.Source}
+	}
 	return out, nil
-}
-
-// neverFitCluster builds the nodes the objects describe, as the simulator builds its first
-// snapshot, with nothing bound.
-func neverFitCluster(objs *api.Objects) (*cluster.Snapshot, error) {
-	var nodes []cluster.Node
-	for _, p := range objs.NodePools {
-		ns, err := cluster.ExpandPool(p)
-		if err != nil {
-			return nil, err
-		}
-		nodes = append(nodes, ns...)
-	}
-	for _, kn := range objs.Nodes {
-		n, err := cluster.NodeFromKube(kn)
-		if err != nil {
-			return nil, err
-		}
-		nodes = append(nodes, n)
-	}
-	return cluster.NewSnapshot(nodes, objs.Topologies)
-}
-
-// neverFitCapacity sums every node's GPU resources as the device layer advertises them.
-func neverFitCapacity(snap *cluster.Snapshot) resources.Vector {
-	total := resources.Vector{}
-	for i := 0; i < snap.NumNodes(); i++ {
-		if d := snap.Devices(i); d != nil {
-			total.AddInPlace(d.Capacity())
-		}
-	}
-	return total
-}
-
-// neverFits places w on a fresh overlay of the empty cluster under each flavor choice;
-// it never fits when every choice fails, and the first failure is the one explained.
-func neverFits(snap *cluster.Snapshot, w *api.Workload, choices []placement.FlavorConstraints, capacity resources.Vector) (NeverFit, bool) {
-	var first *placement.Diagnosis
-	for _, fc := range choices {
-		_, diag := placement.PlaceWorkload(snap.Overlay(), w, fc, placement.Options{})
-		if diag == nil {
-			return NeverFit{}, false
-		}
-		if first == nil {
-			first = diag
-		}
-	}
-	if first == nil {
-		return NeverFit{}, false
-	}
-	return explainNeverFit(snap, w, first, capacity), true
-}
-
-// explainNeverFit turns the placement's diagnosis into the report's terms.
-func explainNeverFit(snap *cluster.Snapshot, w *api.Workload, d *placement.Diagnosis, capacity resources.Vector) NeverFit {
-	nf := NeverFit{Workload: w.ID(), Kind: w.Owner.Kind, Source: w.Source, PodSet: d.PodSet}
-	alone := d.Placed == 0 && d.FitNodes == 0 // the first pod already found no node
-	switch {
-	case d.Err != "":
-		nf.Why = "invalid request: " + d.Err
-	case alone:
-		nf.Why = fmt.Sprintf("no node of the cluster can hold one pod (0 of %d nodes)", d.TotalNodes)
-	case d.Topology != "":
-		nf.Why = fmt.Sprintf("the gang needs %d pods at once and no topology domain of the empty cluster holds them: %s", d.GangSize, d.Topology)
-	default:
-		nf.Why = fmt.Sprintf("the gang needs %d pods at once, the empty cluster holds %d", d.GangSize, d.Placed)
-	}
-	if over := neverFitExceeded(neverFitGang(w), capacity); over != "" {
-		nf.Why += "; " + over
-	}
-	// The near miss is measured with the gang's earlier pods in place; only for the
-	// first pod is it a node of the empty cluster, the shape this report is about.
-	if m := d.NearMiss; m != nil && alone {
-		nf.Closest = neverFitNodeShape(snap, m.Node)
-		for _, r := range m.Rejections {
-			nf.Rejections = append(nf.Rejections, r.String())
-		}
-	}
-	return nf
-}
-
-// neverFitGang is what the pods that must start together ask for in all.
-func neverFitGang(w *api.Workload) resources.Vector {
-	total := resources.Vector{}
-	for _, ps := range w.PodSets {
-		total.AddInPlace(ps.Requests.Scale(int64(ps.GangCount())))
-	}
-	return total
-}
-
-// exceeded names each GPU resource the gang needs more of than the whole cluster has,
-// e.g. "needs 32 nvidia.com/gpu in all, the cluster has 16".
-func neverFitExceeded(need, capacity resources.Vector) string {
-	var parts []string
-	for _, n := range need.Names() {
-		if !n.IsGPU() || need[n] <= capacity[n] {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("needs %s %s in all, the cluster has %s",
-			resources.Format(n, need[n]), n, resources.Format(n, capacity[n])))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// neverFitNodeShape describes a node by what decides fitting: pool, GPUs and their sharing,
-// CPU and memory, e.g. "node h100-full-0 (pool h100-full, 8 x H100-SXM5-80GB exclusive,
-// cpu 192, memory 2Ti)".
-func neverFitNodeShape(snap *cluster.Snapshot, name string) string {
-	i, ok := snap.NodeIndex(name)
-	if !ok {
-		return "node " + name
-	}
-	n := snap.Node(i)
-	parts := []string{}
-	if n.Pool != "" {
-		parts = append(parts, "pool "+n.Pool)
-	}
-	if gpus := n.GPUCount(); gpus > 0 {
-		g := n.Devices.GPUs()[0]
-		parts = append(parts, fmt.Sprintf("%d x %s %s", gpus, g.Model, g.Sharing.Mode))
-	} else {
-		parts = append(parts, "no GPUs")
-	}
-	for _, r := range []resources.Name{resources.CPU, resources.Memory} {
-		parts = append(parts, fmt.Sprintf("%s %s", r, resources.Format(r, n.Allocatable[r])))
-	}
-	return fmt.Sprintf("node %s (%s)", n.Name, strings.Join(parts, ", "))
-}
-
-// neverFitFlavors answers which flavors a workload's ClusterQueue could assign.
-type neverFitFlavors struct {
-	flavors  map[string]api.ResourceFlavor
-	resolver *admission.Resolver
-}
-
-// choices lists the flavor constraints to try for w: every combination of its pod sets'
-// candidate flavors (bounded by neverFitMaxTries), or one try without constraints when
-// no pod set has candidates.
-func (q neverFitFlavors) choices(w *api.Workload) []placement.FlavorConstraints {
-	cq, _ := q.resolver.ClusterQueue(q.resolver.Resolve(w).ClusterQueue)
-	out := []placement.FlavorConstraints{{}}
-	for k := range w.PodSets {
-		ps := &w.PodSets[k]
-		cands := q.candidates(cq, ps)
-		if len(cands) == 0 {
-			continue
-		}
-		var next []placement.FlavorConstraints
-		for _, fc := range out {
-			for _, c := range cands {
-				if len(next) == neverFitMaxTries {
-					break
-				}
-				n := make(placement.FlavorConstraints, len(fc)+1)
-				for name, v := range fc {
-					n[name] = v
-				}
-				n[ps.Name] = c
-				next = append(next, n)
-			}
-		}
-		out = next
-	}
-	return out
-}
-
-// candidates are the flavors of the resource group covering the pod set's deciding
-// resource, the one whose flavor places it (as the engine picks it: the GPU resource
-// last in name order, else the first resource in name order).
-func (q neverFitFlavors) candidates(cq *api.ClusterQueue, ps *api.PodSet) []placement.FlavorConstraint {
-	if cq == nil {
-		return nil
-	}
-	deciding, ok := neverFitDeciding(ps.Requests)
-	if !ok {
-		return nil
-	}
-	var out []placement.FlavorConstraint
-	for _, g := range cq.ResourceGroups {
-		if !neverFitCovers(g, deciding) {
-			continue
-		}
-		for _, f := range g.Flavors {
-			if rf, known := q.flavors[f.Name]; known {
-				out = append(out, placement.FlavorConstraintOf(rf))
-			}
-		}
-	}
-	return out
-}
-
-// neverFitDeciding is the last GPU resource in name order, else the first resource.
-func neverFitDeciding(req resources.Vector) (resources.Name, bool) {
-	names := req.Names()
-	for i := len(names) - 1; i >= 0; i-- {
-		if names[i].IsGPU() && req[names[i]] > 0 {
-			return names[i], true
-		}
-	}
-	for _, n := range names {
-		if req[n] > 0 {
-			return n, true
-		}
-	}
-	return "", false
-}
-
-func neverFitCovers(g api.ResourceGroup, n resources.Name) bool {
-	for _, c := range g.CoveredResources {
-		if c == n {
-			return true
-		}
-	}
-	return false
 }
 
 // problem is the finding as a validation problem on the job object.
 func (n NeverFit) problem() *manifest.Error {
-	msg := n.Why
-	if n.Closest != "" {
-		msg += "; closest: " + n.Closest + " (" + strings.Join(n.Rejections, "; ") + ")"
-	}
 	kind := n.Kind
 	if kind == "" {
 		kind = "Workload"
 	}
-	return &manifest.Error{Source: n.Source, Kind: kind, Name: string(n.Workload), Field: "pod set " + n.PodSet, Msg: "can never run on this cluster: " + msg}
+	return &manifest.Error{Source: n.Source, Kind: kind, Name: string(n.Workload), Field: "pod set " + n.PodSet,
+		Msg: "can never run on this cluster: " + n.Detail()}
 }

@@ -185,6 +185,9 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, r
 	if err := s.Run(); err != nil {
 		return err
 	}
+	if line, ok := sim.NeverFitsWarning(s.NeverFits()); ok {
+		fmt.Fprintln(cmd.ErrOrStderr(), line)
+	}
 	if log != nil {
 		if err := log.close(); err != nil {
 			return fmt.Errorf("--events %s: %w", events, err)

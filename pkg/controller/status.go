@@ -54,6 +54,7 @@ func admittedStatus(old v1alpha1.WorkloadStatus, a plan.Admission, bs []plan.Bin
 	}
 	st.State, st.Reason, st.Message = v1alpha1.StateAdmitted, ReasonAdmitted, msg
 	st.Position, st.ETA = nil, nil
+	setWhy(&st, "", nil, "")
 	return st
 }
 
@@ -66,6 +67,7 @@ func pendingStatus(old v1alpha1.WorkloadStatus, r plan.Rejection, now time.Time)
 		st.State = v1alpha1.StatePending
 	}
 	st.Reason, st.Message = string(r.Reason), msg
+	setWhy(&st, string(r.Layer), r.Explain(), r.Remedy())
 	if r.Position > 0 {
 		st.Position = ptr.To(int32(r.Position - 1))
 	}
@@ -81,6 +83,7 @@ func reservedStatus(old v1alpha1.WorkloadStatus, r plan.Reservation, now time.Ti
 		st.State = v1alpha1.StatePending
 	}
 	st.Reason, st.Message = ReasonReserved, msg
+	setWhy(&st, string(plan.LayerPlacement), []string{r.Reason, "reserved nodes: " + strings.Join(r.Nodes, ",")}, "")
 	if !r.ETA.IsZero() {
 		st.ETA = ptr.To(metav1.NewTime(r.ETA))
 	}
@@ -95,6 +98,7 @@ func evictedStatus(old v1alpha1.WorkloadStatus, reason, msg string, now time.Tim
 	setCondition(&st, v1alpha1.WorkloadAdmitted, metav1.ConditionFalse, reason, msg, now)
 	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, reason, msg, now)
 	st.State, st.Reason, st.Message = v1alpha1.StateEvicted, reason, msg
+	setWhy(&st, "", nil, "")
 	if st.RequeueState == nil {
 		st.RequeueState = &v1alpha1.RequeueState{}
 	}
@@ -111,6 +115,7 @@ func finishedStatus(old v1alpha1.WorkloadStatus, failed bool, now time.Time) v1a
 	}
 	setCondition(&st, v1alpha1.WorkloadFinished, metav1.ConditionTrue, reason, msg, now)
 	st.State, st.Reason, st.Message, st.Position = v1alpha1.StateFinished, reason, msg, nil
+	setWhy(&st, "", nil, "")
 	return st
 }
 
@@ -119,7 +124,36 @@ func invalidStatus(old v1alpha1.WorkloadStatus, err error, now time.Time) v1alph
 	st := *old.DeepCopy()
 	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, ReasonInvalid, err.Error(), now)
 	st.State, st.Reason, st.Message = v1alpha1.StatePending, ReasonInvalid, err.Error()
+	setWhy(&st, "", nil, "fix the workload: "+err.Error())
 	return st
+}
+
+// Bounds on the explanation a status carries: objects stay small, and the full account
+// is `gantry explain`'s job.
+const (
+	maxDetails    = 16
+	maxDetailLine = 512
+)
+
+// setWhy records the layer holding a workload, the evidence lines and the remedy; all
+// empty once it is admitted, evicted or finished.
+func setWhy(st *v1alpha1.WorkloadStatus, layer string, details []string, remedy string) {
+	st.Layer, st.Remedy = layer, clip(remedy, maxDetailLine)
+	st.Details = nil
+	for i, d := range details {
+		if i == maxDetails {
+			st.Details = append(st.Details, fmt.Sprintf("... %d more (gantry explain)", len(details)-maxDetails))
+			break
+		}
+		st.Details = append(st.Details, clip(d, maxDetailLine))
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
 }
 
 // sameStatus compares statuses ignoring condition transition times.
@@ -140,11 +174,7 @@ func rejectionMessage(r plan.Rejection) string {
 	if why := r.Explain(); len(why) > 0 {
 		msg += ": " + strings.Join(why, "; ")
 	}
-	const max = 1024 // keep objects small; the full explanation is `gantry explain`'s job
-	if len(msg) > max {
-		msg = msg[:max-3] + "..."
-	}
-	return msg
+	return clip(msg, 1024)
 }
 
 // resourceList converts typed amounts back into quantities for the API.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/plan"
@@ -33,7 +34,13 @@ func TestStatusLifecycle(t *testing.T) {
 	if c := meta.FindStatusCondition(pending.Conditions, v1alpha1.WorkloadQuotaReserved); pending.Message != msg || c == nil || c.Message != msg {
 		t.Errorf("pending message %q, condition %+v; want %q in both", pending.Message, c, msg)
 	}
+	if pending.Layer != "placement" || len(pending.Details) != 3 || pending.Details[0] != "victims: ns/v1,ns/v2" || pending.Remedy != rej.Remedy() {
+		t.Errorf("pending layer %q details %q remedy %q; want placement, the 3 evidence lines, %q", pending.Layer, pending.Details, pending.Remedy, rej.Remedy())
+	}
 	admitted := admittedStatus(pending, adm, bs, t0.Add(time.Minute))
+	if admitted.Layer != "" || admitted.Details != nil || admitted.Remedy != "" {
+		t.Errorf("admitted still carries why it waited: %q %q %q", admitted.Layer, admitted.Details, admitted.Remedy)
+	}
 	if !meta.IsStatusConditionTrue(admitted.Conditions, v1alpha1.WorkloadAdmitted) || admitted.Position != nil ||
 		len(admitted.Admission.Placements) != 2 || admitted.Admission.PodSetAssignments[0].Flavors["nvidia.com/gpu"] != "h100" {
 		t.Errorf("admitted status = %+v", admitted)
@@ -56,5 +63,32 @@ func TestStatusLifecycle(t *testing.T) {
 	fin := finishedStatus(readmitted, false, t0.Add(3*time.Hour))
 	if fin.State != v1alpha1.StateFinished || fin.Reason != ReasonSucceeded {
 		t.Errorf("finished = %s %s", fin.State, fin.Reason)
+	}
+}
+
+// TestStatusExplanationBounded: a long explanation is cut to a bounded number of lines
+// of bounded length, saying how many were left out, and the remedy is the rejection's.
+func TestStatusExplanationBounded(t *testing.T) {
+	long := make([]api.WorkloadID, 400)
+	for i := range long {
+		long[i] = api.WorkloadID("ns/victim-with-a-long-name")
+	}
+	fb := make([]plan.Fallback, 30)
+	for i := range fb {
+		fb[i] = plan.Fallback{Without: []string{"spot"}, Quota: &admission.Assignment{Message: "no flavor left"}}
+	}
+	rej := plan.Rejection{Reason: plan.ReasonQueueHeld, Layer: plan.LayerAdmission, ClusterQueue: "cq",
+		Evidence: &plan.Evidence{Victims: long, Fallbacks: fb}}
+	st := pendingStatus(v1alpha1.WorkloadStatus{}, rej, time.Unix(0, 0))
+	if len(st.Details) != maxDetails+1 || st.Details[maxDetails] != "... 15 more (gantry explain)" {
+		t.Fatalf("details: %d lines, last %q; want %d and a count of the rest", len(st.Details), st.Details[len(st.Details)-1], maxDetails+1)
+	}
+	for _, d := range st.Details {
+		if len(d) > maxDetailLine {
+			t.Errorf("detail line of %d bytes, more than %d", len(d), maxDetailLine)
+		}
+	}
+	if st.Remedy == "" || st.Remedy != rej.Remedy() || st.Layer != "admission" {
+		t.Errorf("remedy %q layer %q; want %q, admission", st.Remedy, st.Layer, rej.Remedy())
 	}
 }

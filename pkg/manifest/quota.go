@@ -93,10 +93,6 @@ func flavorQuotas(f v1alpha1.FlavorQuotas, covered map[resources.Name]bool, orde
 
 // quantity converts a parsed quantity into resource n's unit, reporting errors at path.
 func quantity(n resources.Name, q resource.Quantity, path string, c errs) (resources.Amount, bool) {
-	if msg, over := tooLarge(n, q); over {
-		c.add(path, "%s", msg)
-		return 0, false
-	}
 	a, err := resources.FromQuantity(n, q)
 	if err != nil {
 		c.add(path, "%s", trimResourcePrefix(n, err))
@@ -118,32 +114,12 @@ func optQuantity(n resources.Name, q *resource.Quantity, path string, c errs) *r
 
 // parseQuantity parses a quantity string of resource n, reporting errors at path.
 func parseQuantity(n resources.Name, s, path string, c errs) (resources.Amount, bool) {
-	if q, err := resource.ParseQuantity(s); err == nil {
-		if msg, over := tooLarge(n, q); over {
-			c.add(path, "%s", msg)
-			return 0, false
-		}
-	}
 	a, err := resources.Parse(n, s)
 	if err != nil {
 		c.add(path, "%s", trimResourcePrefix(n, err))
 		return 0, false
 	}
 	return a, true
-}
-
-// tooLarge reports a quantity beyond what resource n's unit can count. Checked before the
-// conversion because an overflowing value wraps there and comes out as a fraction
-// ("must be a whole number") or a wrong number instead of being named as too large.
-func tooLarge(n resources.Name, q resource.Quantity) (string, bool) {
-	if v, ok := q.AsInt64(); ok && v <= int64(resources.Max/1000) {
-		return "", false // fits every unit, milli included; skips the parse below
-	}
-	most := resources.Format(n, resources.Max)
-	if q.Cmp(resource.MustParse(most)) <= 0 {
-		return "", false
-	}
-	return fmt.Sprintf("quantity %s is too large: %s counts at most %s", q.String(), n, most), true
 }
 
 // trimResourcePrefix drops the "name: " prefix resources errors carry when the path

@@ -157,6 +157,9 @@ func TestExplain(t *testing.T) {
 		{"requeue limit", plan.LayerAdmission, plan.ReasonRequeuingLimitExceeded,
 			&plan.Evidence{Backoff: &plan.Backoff{Failures: 3, EvictedAt: evictedAt, Limit: 2}},
 			[]string{"evicted by 3 failures, more than the requeue limit 2; not tried again until the workload changes"}},
+		{"never fits (the simulator's mark, its finding as the message)", plan.LayerPlacement, plan.ReasonNeverFits,
+			&plan.Evidence{Message: "no node of the cluster can hold one pod (0 of 2 nodes)"},
+			[]string{"no node of the cluster can hold one pod (0 of 2 nodes)"}},
 	}
 	covered := map[plan.Reason]bool{}
 	for _, tc := range cases {

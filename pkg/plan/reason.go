@@ -89,6 +89,9 @@ const (
 	ReasonNoRoomForGang Reason = "NoRoomForGang"
 	// ReasonBackoffAfterFailure: evicted by a failure, it waits out its requeue backoff.
 	ReasonBackoffAfterFailure Reason = "BackoffAfterFailure"
+	// ReasonNeverFits: no placement could ever start the workload on the cluster, even
+	// with nothing running (the simulator's mark, from engine.NeverFitChecker).
+	ReasonNeverFits Reason = "NeverFits"
 	// ReasonRequeuingLimitExceeded: evicted by more failures than the requeue policy's
 	// limit; not tried again until the workload changes.
 	ReasonRequeuingLimitExceeded Reason = "RequeuingLimitExceeded"
@@ -124,6 +127,7 @@ var reasonLayers = map[Reason][]Layer{
 	ReasonHeldForPreemptor:        {LayerAdmission},
 	ReasonNotEnoughFreeGPU:        {LayerPlacement},
 	ReasonNoRoomForGang:           {LayerPlacement},
+	ReasonNeverFits:               {LayerPlacement},
 	ReasonBackoffAfterFailure:     {LayerAdmission},
 	ReasonRequeuingLimitExceeded:  {LayerAdmission},
 }

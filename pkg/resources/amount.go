@@ -75,16 +75,21 @@ func FromQuantity(n Name, q resource.Quantity) (Amount, error) {
 	if q.Sign() < 0 {
 		return 0, fmt.Errorf("%s: quantity %s is negative", n, q.String())
 	}
+	if err := tooLarge(n, q); err != nil {
+		return 0, err
+	}
 	switch unitOf(n) {
 	case unitMilli:
 		return Amount(q.MilliValue()), nil
 	case unitBytes:
 		v, ok := q.AsInt64()
 		if !ok {
-			if q.MilliValue()%1000 != 0 {
+			// Value rounds up; within range (tooLarge) it is exact for whole numbers, and
+			// MilliValue would overflow from 8Pi on.
+			v = q.Value()
+			if q.Cmp(*resource.NewQuantity(v, resource.BinarySI)) != 0 {
 				return 0, fmt.Errorf("%s: quantity %s is not a whole number of bytes", n, q.String())
 			}
-			v = q.Value()
 		}
 		return Amount(v), nil
 	default:
@@ -93,6 +98,28 @@ func FromQuantity(n Name, q resource.Quantity) (Amount, error) {
 		}
 		return Amount(q.Value()), nil
 	}
+}
+
+// tooLarge refuses a quantity beyond what resource n's unit can count. Checked before the
+// conversion because an overflowing value wraps there and comes out as a fraction
+// ("must be a whole number"), a wrong number or a silently saturated one.
+func tooLarge(n Name, q resource.Quantity) error {
+	if v, ok := q.AsInt64(); ok && v <= int64(Max/1000) {
+		return nil // fits every unit, milli included; skips the parse below
+	}
+	most := Format(n, Max)
+	switch c := q.Cmp(resource.MustParse(most)); {
+	case c < 0:
+		return nil
+	case c == 0 && unitOf(n) == unitBytes:
+		// Kubernetes' parser saturates binary quantities of 8Ei and more ("9Ei", "16Ei")
+		// at 2^63-1 without an error; no real request is that, so it is refused as written
+		// too large rather than read as a silently smaller value.
+		return fmt.Errorf("%s: quantity is too large: 8Ei or more, which Kubernetes reads as %s bytes", n, most)
+	case c == 0:
+		return nil
+	}
+	return fmt.Errorf("%s: quantity %s is too large: %s counts at most %s", n, q.String(), n, most)
 }
 
 // MustParse is Parse for literals in tests and examples; it panics on bad input.

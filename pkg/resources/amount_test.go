@@ -28,6 +28,15 @@ func TestParse(t *testing.T) {
 		{CPU, "-1", 0, "negative"},
 		{Memory, "lots", 0, "cannot parse"},
 		{Memory, "", 0, "cannot parse"},
+		{Memory, "7Ei", 7 << 60, ""},
+		{Memory, "1.5", 0, "not a whole number of bytes"},
+		{Memory, "1500m", 0, "not a whole number of bytes"},
+		{Memory, "9Ei", 0, "8Ei or more"}, // Kubernetes saturates it at 2^63-1 when parsing
+		{Memory, "16Ei", 0, "8Ei or more"},
+		{Memory, "99999999999999999999", 0, "too large: memory counts at most 9223372036854775807"},
+		{CPU, "99999999999999999", 0, "too large: cpu counts at most 9223372036854775807m"},
+		{NvidiaGPU, "99999999999999999999", 0, "too large"},
+		{CPU, "9223372036854775", 9223372036854775000, ""},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.name, c.in)

@@ -75,6 +75,7 @@ func (s *Simulator) addNodes(ev api.ClusterEvent) error {
 		}
 		s.emit(EventRecord{Event: EvNode, Node: n.Name, Change: "added"})
 	}
+	s.nodesReshaped()
 	s.sched.NodesChanged()
 	s.dirty = true
 	return nil
@@ -213,6 +214,7 @@ func (s *Simulator) relayout(ev api.ClusterEvent, nodes []string) error {
 		}
 		s.specs[n] = next
 	}
+	s.nodesReshaped()
 	if err := s.nodesGone(nodes, "MIG re-layout "+ev.Name+": draining", "draining"); err != nil {
 		return err
 	}

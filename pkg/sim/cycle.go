@@ -28,7 +28,7 @@ func (s *Simulator) runCycle() error {
 	if s.sched.Committed(p, res.Applied) {
 		s.dirty = true // untried workloads left: another cycle at this instant
 	}
-	return nil
+	return s.markNeverFits(p.Rejections)
 }
 
 // runningViews are the running workloads as placement's preemption and reservations see

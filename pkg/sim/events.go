@@ -17,6 +17,7 @@ const (
 	EvPlaced      EventKind = "placed"      // every gang pod bound to a node and devices; it runs
 	EvReserved    EventKind = "reserved"    // not startable now; capacity reserved with an ETA
 	EvRejected    EventKind = "rejected"    // not admitted this cycle; Reason says which layer and why
+	EvNeverFits   EventKind = "never-fits"  // no placement could ever start it on this cluster; Reason says why
 	EvPreempted   EventKind = "preempted"   // preemption notice given (grace period to checkpoint)
 	EvInterrupted EventKind = "interrupted" // spot interruption notice reached the workload's nodes
 	EvEvicted     EventKind = "evicted"     // pods removed; LostGPUMilliSeconds says the lost work

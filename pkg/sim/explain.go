@@ -22,6 +22,7 @@ type Explanation struct {
 	Layer        string      `json:"layer,omitempty"`    // layer holding a pending workload
 	Reason       string      `json:"reason,omitempty"`   // stable code
 	Details      []string    `json:"details,omitempty"`  // quota per flavor/resource, placement counts per dimension
+	Remedy       string      `json:"remedy,omitempty"`   // the cheapest change that would admit it (plan.Rejection.Remedy)
 	Position     int         `json:"position,omitempty"` // 1-based position in its ClusterQueue (pending only)
 	ETA          *Seconds    `json:"eta,omitempty"`      // from the reservation, or estimated from quota (ETABasis says which)
 	ETABasis     string      `json:"etaBasis,omitempty"`
@@ -54,9 +55,16 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 	case rejected && st.phase == plan.Pending:
 		r := last
 		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), string(r.Reason), r.Explain(), r.Position
+		e.Remedy = r.Remedy()
 		if r.Layer == plan.LayerAdmission {
 			e.ETA, e.ETABasis = s.quotaETA(st)
 		}
+	}
+	if nf := s.neverFit.marked[id]; nf != nil && st.phase == plan.Pending {
+		// The rejection says why not now; the mark says why never, which is what to fix.
+		e.Layer, e.Reason, e.Remedy = string(plan.LayerPlacement), string(plan.ReasonNeverFits), nf.Remedy()
+		e.Details = append([]string{nf.Detail()}, e.Details...)
+		e.ETA, e.ETABasis = nil, ""
 	}
 	if park := s.sched.Parked(id); st.phase == plan.Pending && park != engine.NotParked {
 		e.Details = append(e.Details, "parked as inadmissible: retried only when "+park.String())
@@ -79,6 +87,9 @@ func (e Explanation) WriteText(w io.Writer) error {
 	}
 	for _, d := range e.Details {
 		fmt.Fprintf(&b, "  - %s\n", d)
+	}
+	if e.Remedy != "" {
+		fmt.Fprintf(&b, "to admit it:   %s\n", e.Remedy)
 	}
 	if e.Position > 0 {
 		fmt.Fprintf(&b, "queue position: %d\n", e.Position)

@@ -41,19 +41,20 @@ type Simulator struct {
 	queue  eventQueue
 	wakeAt time.Duration // the backoff wake queued last (scheduleWake)
 	// views are the running workloads' views, kept as they start and stop (cycle.go).
-	views   runningCache
-	snap    *cluster.Snapshot
-	specs   map[string]cluster.Node // every node ever known, by name (for recover/return)
-	offline map[string]string       // node -> why it is out of the snapshot
-	cordon  map[string]bool         // nodes under spot notice: no new pods
-	quota   *admission.Quota
-	wls     map[api.WorkloadID]*wlState
-	order   []api.WorkloadID // workload IDs sorted, for deterministic iteration
-	live    liveList         // submitted, unfinished workloads, sorted (live.go)
-	cqs     map[string]*api.ClusterQueue
-	log     []EventRecord
-	dirty   bool
-	chg     changes // what moved since the last sample, for DeltaObservers (changes.go)
+	views    runningCache
+	snap     *cluster.Snapshot
+	specs    map[string]cluster.Node // every node ever known, by name (for recover/return)
+	offline  map[string]string       // node -> why it is out of the snapshot
+	cordon   map[string]bool         // nodes under spot notice: no new pods
+	quota    *admission.Quota
+	wls      map[api.WorkloadID]*wlState
+	order    []api.WorkloadID // workload IDs sorted, for deterministic iteration
+	live     liveList         // submitted, unfinished workloads, sorted (live.go)
+	neverFit neverFitState    // workloads that can never run on the cluster (neverfits.go)
+	cqs      map[string]*api.ClusterQueue
+	log      []EventRecord
+	dirty    bool
+	chg      changes // what moved since the last sample, for DeltaObservers (changes.go)
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.
@@ -96,20 +97,9 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 
 // buildCluster expands node pools and reads v1 Nodes into the first snapshot.
 func (s *Simulator) buildCluster() error {
-	var nodes []cluster.Node
-	for _, p := range s.objs.NodePools {
-		ns, err := cluster.ExpandPool(p)
-		if err != nil {
-			return fmt.Errorf("simulate: %w", err)
-		}
-		nodes = append(nodes, ns...)
-	}
-	for _, kn := range s.objs.Nodes {
-		n, err := cluster.NodeFromKube(kn)
-		if err != nil {
-			return fmt.Errorf("simulate: %w", err)
-		}
-		nodes = append(nodes, n)
+	nodes, err := cluster.NodesOf(s.objs)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
 	}
 	for _, n := range nodes {
 		s.specs[n.Name] = n

@@ -37,6 +37,8 @@ type wlState struct {
 	firstStart   time.Duration
 	started      bool
 	finishedAt   time.Duration
+	// fitChecked is 1 + the node-set version its never-fits check ran at (0: never).
+	fitChecked int
 }
 
 // progressAt is the work done by time t in the current run.

@@ -170,6 +170,19 @@ type WorkloadStatus struct {
 	// Message explains Reason in words.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Layer is the layer holding a pending workload: "admission" (quota, queues) or
+	// "placement" (nodes and devices).
+	// +optional
+	Layer string `json:"layer,omitempty"`
+	// Details is the evidence behind Reason, one line per flavor, resource or node
+	// dimension tried, as `gantry explain` prints it.
+	// +optional
+	// +listType=atomic
+	Details []string `json:"details,omitempty"`
+	// Remedy is the cheapest change that would admit the workload, when one is known
+	// (more quota in one flavor, a node shape, a queue to un-hold).
+	// +optional
+	Remedy string `json:"remedy,omitempty"`
 	// Conditions: QuotaReserved, Admitted, Evicted, Finished.
 	// +listType=map
 	// +listMapKey=type
@@ -193,6 +206,7 @@ type WorkloadStatus struct {
 // +kubebuilder:resource:shortName=wl
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=".spec.queueName"
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Layer",type=string,JSONPath=".status.layer"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=".status.reason"
 // +kubebuilder:printcolumn:name="Position",type=integer,JSONPath=".status.position"
 // +kubebuilder:printcolumn:name="ClusterQueue",type=string,JSONPath=".status.admission.clusterQueue",priority=1
