@@ -7,8 +7,10 @@ BIN     ?= bin/gantry
 
 all: build
 
+# bin/kubectl-gantry makes `kubectl gantry ...` work with bin/ on PATH (kubectl's plugin lookup).
 build:
 	$(GO) build -o $(BIN) ./cmd/gantry
+	ln -sf $(notdir $(BIN)) $(dir $(BIN))kubectl-gantry
 
 # Everything the tests need (etcd, a kube-apiserver built from k8s.io/kubernetes) is
 # installed or built by hack/ scripts and cached outside the work tree.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # hack/test-env.sh provides what the integration tests need, outside the work tree:
 #   - a C compiler for cgo (go-nvml) and etcd (Debian's etcd-server package) on PATH;
-#   - kube-apiserver and kube-controller-manager built from the pinned
+#   - kube-apiserver, kube-controller-manager and kubectl built from the pinned
 #     k8s.io/kubernetes release through the wrapper module in hack/kube, cached in
-#     ${GANTRY_CACHE:-$HOME/.cache/gantry}/k8s/<version>/bin.
+#     ${GANTRY_CACHE:-$HOME/.cache/gantry}/k8s/<version>/bin;
+#   - a headless browser (Debian's chromium package) for the dashboard's browser test
+#     (internal/dashboard), which looks for chromium or chromium-browser on PATH.
 # It is idempotent and prints nothing when everything is already in place.
 # internal/testing/kubeenv finds the binaries in the same directory.
 set -euo pipefail
@@ -46,6 +48,18 @@ ensure_cc() {
 	fi
 }
 
+# The dashboard's browser test drives Debian's chromium headless through chromedp.
+ensure_chromium() {
+	if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then return 0; fi
+	log "installing chromium from apt (the dashboard's browser test)"
+	as_root apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null 2>&1 || true
+	if ! command -v chromium >/dev/null 2>&1; then
+		log "chromium is still not on PATH after installing the chromium package"
+		return 1
+	fi
+}
+
 build_kube() {
 	if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then return 0; fi
 	mkdir -p "$CACHE/k8s/$K8S_VERSION"
@@ -66,6 +80,26 @@ build_kube() {
 	log "built in $(($(date +%s) - start))s"
 }
 
+# kubectl of the same release: the tests run `kubectl gantry ...` through kubectl's own
+# plugin lookup. Built apart so that a cache made before it keeps its API server.
+build_kubectl() {
+	if [ -x "$BIN/kubectl" ]; then return 0; fi
+	exec 9>"$CACHE/k8s/$K8S_VERSION/.lock"
+	if command -v flock >/dev/null; then flock 9; fi
+	if [ -x "$BIN/kubectl" ]; then return 0; fi
+	log "building kubectl $K8S_VERSION into $BIN"
+	local start tmp pkg=k8s.io/client-go/pkg/version
+	start=$(date +%s)
+	tmp=$(mktemp -d "$CACHE/k8s/$K8S_VERSION/build.XXXXXX")
+	local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$K8S_MAJOR -X $pkg.gitMinor=$K8S_MINOR -X $pkg.gitTreeState=clean"
+	(cd "$ROOT/hack/kube" && GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath -ldflags "$ldflags" -o "$tmp/" ./cmd/kubectl)
+	mv "$tmp/kubectl" "$BIN/"
+	rmdir "$tmp"
+	log "built in $(($(date +%s) - start))s"
+}
+
 ensure_cc
 ensure_etcd
+ensure_chromium
 build_kube
+build_kubectl

@@ -79,14 +79,23 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 		if !known[name] {
 			return fmt.Errorf("--policy %q: want one of %s", name, strings.Join(bench.FragPolicies(), ", "))
 		}
+	}
+	meter := benchMeter(stderr, *f.output)
+	for _, name := range f.policies {
 		start := time.Now()
-		for _, seed := range seeds {
+		var seed int64
+		bar := newStepMeter(meter, "pods placed", func() string {
+			return fmt.Sprintf("policy %s, seed %d (%d of %d runs)", name, seed, len(runs)+1, len(f.policies)*len(seeds))
+		})
+		cfg.Progress = bar.progress()
+		for _, seed = range seeds {
 			r, err := bench.RunFragOnce(cfg, bench.PlacementPolicy(name), seed)
 			if err != nil {
 				return err
 			}
 			runs = append(runs, r)
 		}
+		bar.finish()
 		// Timings go to stderr so stdout stays identical across runs.
 		fmt.Fprintf(stderr, "bench frag: %s: %d seeds in %s (%s per seed)\n", name, len(seeds),
 			time.Since(start).Round(time.Millisecond), (time.Since(start) / time.Duration(len(seeds))).Round(time.Millisecond))
@@ -197,12 +206,15 @@ func runBenchJCT(f *benchJCTFlags, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "bench jct: %d jobs from %s to %s on %d GPUs%s\n", len(objs.Workloads), f.from, f.to,
 		objs.NodePools[0].Count*objs.NodePools[0].GPUsPerNode, skippedNote(imp.Skipped))
 	var results []bench.JCTResult
-	for _, p := range f.policies {
+	meter := benchMeter(stderr, *f.output)
+	for i, p := range f.policies {
 		start := time.Now()
-		r, err := bench.RunJCT(objs, p, f.seed, 0)
+		bar, obs := simRun(meter, len(objs.Workloads), fmt.Sprintf("policy %s (%d of %d), ", p, i+1, len(f.policies)))
+		r, err := bench.RunJCT(objs, p, f.seed, 0, obs...)
 		if err != nil {
 			return err
 		}
+		endSimRun(bar)
 		fmt.Fprintf(stderr, "bench jct: %s: simulated %s in %s\n", p, sim.FormatDuration(r.End), time.Since(start).Round(time.Millisecond))
 		results = append(results, r)
 	}

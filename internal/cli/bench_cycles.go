@@ -23,7 +23,7 @@ func newBenchCyclesCommand() *cobra.Command {
 		Short: "Time the scheduler's cycles on a generated fleet: the first (every job pending), cycles in which nothing changed, and cycles after bursts of completions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBenchCycles(f, cmd.OutOrStdout())
+			return runBenchCycles(f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().IntVar(&f.spec.Scale.Nodes, "nodes", 1000, "8-GPU H100 nodes")
@@ -38,14 +38,18 @@ func newBenchCyclesCommand() *cobra.Command {
 	return cmd
 }
 
-func runBenchCycles(f *benchCyclesFlags, stdout io.Writer) error {
+func runBenchCycles(f *benchCyclesFlags, stdout, stderr io.Writer) error {
 	if err := f.spec.Validate(); err != nil {
 		return fmt.Errorf("bench %w", err)
 	}
-	r, err := bench.RunCycles(f.spec)
+	bar := newStepMeter(benchMeter(stderr, *f.output), "cycles timed", func() string { return "" })
+	spec := f.spec
+	spec.Progress = bar.progress()
+	r, err := bench.RunCycles(spec)
 	if err != nil {
 		return err
 	}
+	bar.finish()
 	if f.output.machine() {
 		return writeOutput(stdout, *f.output, r)
 	}

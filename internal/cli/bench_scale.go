@@ -24,7 +24,7 @@ func newBenchScaleCommand() *cobra.Command {
 		Short: "Simulate a generated fleet (8-GPU H100 nodes, queues in cohorts, 1-32 GPU gangs) to completion and measure the cost",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runBenchScale(f, cmd.OutOrStdout())
+			return runBenchScale(f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().IntVar(&f.spec.Nodes, "nodes", 100, "8-GPU H100 nodes")
@@ -37,14 +37,16 @@ func newBenchScaleCommand() *cobra.Command {
 	return cmd
 }
 
-func runBenchScale(f *benchScaleFlags, stdout io.Writer) error {
+func runBenchScale(f *benchScaleFlags, stdout, stderr io.Writer) error {
 	if err := f.spec.Validate(); err != nil {
 		return fmt.Errorf("bench %w", err)
 	}
-	r, err := bench.RunScale(f.spec)
+	bar, obs := simRun(benchMeter(stderr, *f.output), f.spec.Jobs, "")
+	r, err := bench.RunScale(f.spec, obs...)
 	if err != nil {
 		return err
 	}
+	endSimRun(bar)
 	if f.output.machine() {
 		return writeOutput(stdout, *f.output, r)
 	}

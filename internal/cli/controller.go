@@ -30,6 +30,8 @@ type controllerFlags struct {
 	requeue      engine.RequeuePolicy
 	qps          float32
 	burst        int
+	// dashboardAddr serves the web dashboard; "0" or empty: off.
+	dashboardAddr string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -48,6 +50,7 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of /metrics ("0" disables)`)
 	fl.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fl.StringVar(&f.dashboardAddr, "dashboard-bind-address", "0", `address of the web dashboard ("0" disables; a port alone means 127.0.0.1)`)
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect one active replica through a Lease")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the Lease (default: the pod's)")
 	fl.DurationVar(&f.interval, "interval", 200*time.Millisecond, "least time between two passes (passes are triggered by watched changes; faster changes are coalesced)")
@@ -93,6 +96,15 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	})
 	if err != nil {
 		return err
+	}
+	if f.dashboardAddr != "" && f.dashboardAddr != "0" {
+		dash, err := controllerDashboard(f.dashboardAddr, mgr.GetClient(), cfg.Host)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(dash); err != nil {
+			return fmt.Errorf("--dashboard-bind-address: %w", err)
+		}
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
 }

@@ -22,6 +22,8 @@ import (
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/gantry-sched/gantry/internal/testing/mocknode/nvmlmock"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -54,6 +56,7 @@ type nodeAgentFlags struct {
 	pluginConfig    string
 	rebootCommand   []string
 	machineFile     string
+	metricsAddr     string
 	output          *outputFormat
 }
 
@@ -96,6 +99,7 @@ func newNodeAgentCommand() *cobra.Command {
 	f.output = addOutputFlag(cmd)
 	fl.StringVar(&f.machineFile, "machine-type-file", "/sys/class/dmi/id/product_name", "file naming the machine type, for the nvidia.com/gpu.machine label (GFD's default)")
 	fl.DurationVar(&f.migPoll, "mig-poll", 30*time.Second, "how often to check the node's "+migprotocol.LabelConfig+" label")
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":9401", "address serving Prometheus /metrics (\"0\" disables)")
 	return cmd
 }
 
@@ -279,27 +283,31 @@ func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentP
 		return err
 	}
 	defer closeEnv()
+	metrics, err := startAgentMetrics(ctx, w, f, p)
+	if err != nil {
+		return err
+	}
 	if err := env.node.SetLabels(ctx, nodeagent.Labels(p.d, p.sharing)); err != nil {
 		return err
 	}
 	if err := env.node.SetReplicatedDevices(ctx, p.inv.ReplicatedDevices()); err != nil {
 		return err
 	}
-	hw, err := nodeagent.NewHealthWatcher(p.lib, p.d, p.inv, p.checks, func(ev nodeagent.HealthEvent) {
+	hw, err := nodeagent.NewHealthWatcher(p.lib, p.d, p.inv, p.checks, metrics.HealthSink(func(ev nodeagent.HealthEvent) {
 		fmt.Fprintf(w, "unhealthy: %s (%s)\n", strings.Join(ev.IDs, ","), ev.Reason)
 		if err := env.node.SetUnhealthyDevices(ctx, p.inv.Unhealthy()); err != nil {
 			fmt.Fprintln(w, "error:", err)
 		}
-	})
+	}))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go runPlugins(ctx, env, p.inv, f.kubeletDir)
+	go runPlugins(ctx, env, p.inv, f.kubeletDir, metrics)
 	mgr := nodeagent.NewMIGManager(p.lib, env.node, env.node, nodeagent.MIGOptions{
 		Load: func() (*migparted.Spec, error) { return migparted.LoadOrDefault(f.migConfigFile) }, Passive: f.migPassive, Reboot: rebooter(f.rebootCommand)})
-	go watchMIGConfig(ctx, cancel, env.w, mgr, f.migPoll, func() bool { return layoutChanged(p.lib, p.d) })
+	go watchMIGConfig(ctx, cancel, env.w, mgr, f.migPoll, metrics, func() bool { return layoutChanged(p.lib, p.d) })
 	if err := hw.Run(ctx, 5000); err != nil {
 		return err
 	}
@@ -307,6 +315,32 @@ func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentP
 		return cause
 	}
 	return nil
+}
+
+// startAgentMetrics registers the agent's series (with Go's and the process's) and
+// serves them on --metrics-bind-address until ctx ends; "0" serves nothing (the series
+// are still counted). A port in use fails the agent at start.
+func startAgentMetrics(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentParts) (*nodeagent.AgentMetrics, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := nodeagent.NewAgentMetrics(reg, nodeagent.AgentInfo{Node: f.nodeName, Version: Version, Driver: p.d.DriverVersion}, p.d, p.inv)
+	if err != nil {
+		return nil, err
+	}
+	if f.metricsAddr == "0" {
+		return m, nil
+	}
+	srv, err := nodeagent.ListenMetrics(f.metricsAddr, reg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "serving metrics on %s\n", srv.Addr())
+	go func() {
+		if err := srv.Serve(ctx); err != nil {
+			fmt.Fprintln(w, "error:", err)
+		}
+	}()
+	return m, nil
 }
 
 // layoutChanged reports whether the GPUs' MIG modes or instances differ from d (what the
@@ -326,15 +360,19 @@ func layoutChanged(lib nvml.Interface, d *nodeagent.Discovery) bool {
 
 // runPlugins serves one device plugin per advertised resource and keeps them registered
 // with the kubelet (again after each kubelet restart) until ctx ends.
-func runPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir string) {
+func runPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir string, metrics *nodeagent.AgentMetrics) {
 	alloc := nodeagent.NewAllocator(inv, env.pods, "")
 	var servers []*deviceplugin.Server
 	for _, r := range inv.Resources() {
 		servers = append(servers, deviceplugin.New(r, inv, alloc, filepath.Join(dir, deviceplugin.SocketName(r))))
 	}
 	reg := deviceplugin.NewRegistrar(servers, filepath.Join(dir, filepath.Base(pluginapi.KubeletSocket)), 0,
-		func(err error) { fmt.Fprintln(env.w, "error: device plugin:", err) })
+		func(err error) {
+			metrics.PluginRegistrationFailed()
+			fmt.Fprintln(env.w, "error: device plugin:", err)
+		})
 	reg.Run(ctx, func() {
+		metrics.PluginsRegistered()
 		for _, r := range inv.Resources() {
 			fmt.Fprintf(env.w, "serving %s (%d devices)\n", r, len(inv.Devices(r)))
 		}
@@ -344,7 +382,7 @@ func runPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir
 // watchMIGConfig reconciles the node's MIG config every poll; once a config is in place
 // and the GPUs no longer hold what the agent advertises (changed), it ends the agent
 // (cancel with a cause) so it restarts with the new devices.
-func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Writer, mgr *nodeagent.MIGManager, every time.Duration, changed func() bool) {
+func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Writer, mgr *nodeagent.MIGManager, every time.Duration, metrics *nodeagent.AgentMetrics, changed func() bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	last := ""
@@ -359,6 +397,7 @@ func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Wr
 			fmt.Fprintln(w, "error: MIG manager:", err)
 			continue
 		}
+		metrics.MIGState(st)
 		if a := st.Annotation(); st.Config != "" && a != last {
 			fmt.Fprintf(w, "MIG config: %s\n", a)
 			last = a

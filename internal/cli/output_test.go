@@ -83,6 +83,8 @@ var outputCommands = [][]string{
 	{"bench", "jct"},
 	{"bench", "scale"},
 	{"bench", "cycles"},
+	{"get", "workloads"},
+	{"top"},
 }
 
 // TestOneOutputVocabulary: every command that prints results has the same -o flag, with

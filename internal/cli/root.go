@@ -5,6 +5,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 )
@@ -12,6 +13,7 @@ import (
 // Main runs the gantry command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewRootCommand(stdin, stdout, stderr)
+	nameAsInvoked(root, os.Args[0]) // "kubectl gantry ..." in usage when run as the kubectl plugin
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "error:", err)
@@ -40,6 +42,8 @@ func NewRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newValidateCommand(),
 		newNodeAgentCommand(), newMIGCommand(),
 		newBenchCommand(),
+		newDashboardCommand(),
+		newGetCommand(), newTopCommand(),
 	)
 	return root
 }

@@ -118,7 +118,7 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 
 func newSimulateCommand() *cobra.Command {
 	var f simFlags
-	var events, reportPath string
+	var events, reportPath, serve string
 	var heatmapAt []string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH...",
@@ -129,13 +129,14 @@ func newSimulateCommand() *cobra.Command {
 	output := addOutputFlag(cmd)
 	cmd.Flags().StringVar(&events, "events", "", "write the event log to FILE, one JSON object per line")
 	cmd.Flags().StringVar(&reportPath, "report", "", "write a self-contained HTML report to FILE.html")
+	cmd.Flags().StringVar(&serve, "serve", "", "after the run, serve the web dashboard over the replay on ADDR (:8090 means 127.0.0.1:8090) until interrupted")
 	cmd.Flags().StringSliceVar(&heatmapAt, "heatmap-at", nil, "also draw the node x GPU heat map at these simulated times (e.g. 30m,1h); the busiest moment is always drawn")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		times, err := heatmapTimes(heatmapAt)
 		if err != nil {
 			return err
 		}
-		return runSimulate(cmd, &f, *output, events, reportPath, times)
+		return runSimulate(cmd, &f, *output, events, reportPath, serve, times)
 	}
 	return cmd
 }
@@ -155,7 +156,7 @@ func heatmapTimes(values []string) ([]sim.Seconds, error) {
 
 // runSimulate loads the inputs, runs the simulation with the KPI collector (plus the
 // event log and progress bar when asked) and prints or writes the results.
-func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, reportPath string, heatmaps []sim.Seconds) error {
+func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, reportPath, serve string, heatmaps []sim.Seconds) error {
 	objs, opts, err := f.prepare(cmd)
 	if err != nil {
 		return err
@@ -200,9 +201,14 @@ func runSimulate(cmd *cobra.Command, f *simFlags, output outputFormat, events, r
 		}
 	}
 	if output.machine() {
-		return writeOutput(cmd.OutOrStdout(), output, rep)
+		err = writeOutput(cmd.OutOrStdout(), output, rep)
+	} else {
+		err = rep.WriteText(cmd.OutOrStdout())
 	}
-	return rep.WriteText(cmd.OutOrStdout())
+	if err != nil || serve == "" {
+		return err
+	}
+	return ServeSimulation(cmd, objs, opts, rep, serve, f.files)
 }
 
 // eventWriter is an Observer writing one JSON line per event record.
@@ -258,86 +264,4 @@ func writeReport(path string, rep report.Report, inputs []string) error {
 		return fmt.Errorf("--report %s: %w", path, werr)
 	}
 	return nil
-}
-
-// progress reports a long run as it goes, on stderr: a one-line bar redrawn in place on
-// a terminal; elsewhere (a pipe, a CI log) a plain line every progressEvery of wall
-// time, the first after progressAfter, so a short run prints nothing. The wall clock
-// is injected: the simulator itself never reads one.
-type progress struct {
-	w               io.Writer
-	terminal        bool
-	now             func() time.Time
-	start, last     time.Time
-	lines           int
-	total, finished int
-	events          int
-	t               sim.Seconds
-}
-
-const (
-	progressAfter = 2 * time.Second
-	progressEvery = 10 * time.Second
-)
-
-// newProgress returns the progress reporter for w, nil when there is nothing to count.
-func newProgress(w io.Writer, total int, now func() time.Time) *progress {
-	if total == 0 {
-		return nil
-	}
-	p := &progress{w: w, total: total, now: now, start: now()}
-	p.last = p.start.Add(progressAfter - progressEvery) // first line after progressAfter
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
-}
-
-func (p *progress) OnEvent(r sim.EventRecord) {
-	p.events++
-	p.t = r.T
-	if r.Event == sim.EvFinished {
-		p.finished++
-	}
-	if p.events%512 != 0 {
-		return
-	}
-	if p.terminal {
-		p.draw()
-		return
-	}
-	if now := p.now(); now.Sub(p.last) >= progressEvery {
-		p.last = now
-		p.line(now)
-	}
-}
-
-func (p *progress) OnSample(sim.ClusterState) {}
-
-// OnDelta: the progress line reads no state either.
-func (p *progress) OnDelta(sim.StateDelta) {}
-
-func (p *progress) draw() {
-	const width = 30
-	filled := p.finished * width / p.total
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d finished, t=%s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		p.finished, p.total, sim.FormatDuration(p.t))
-}
-
-func (p *progress) line(now time.Time) {
-	p.lines++
-	fmt.Fprintf(p.w, "progress: %d/%d workloads finished, simulated t=%s, %s elapsed\n",
-		p.finished, p.total, sim.FormatDuration(p.t), now.Sub(p.start).Round(time.Second))
-}
-
-func (p *progress) done() {
-	switch {
-	case p.terminal:
-		p.draw()
-		fmt.Fprintln(p.w)
-	case p.lines > 0: // a run long enough to report gets its last line too
-		p.line(p.now())
-	}
 }

@@ -75,7 +75,7 @@ func newObject(kind string) (any, bool) {
 	case "CustomResourceDefinition":
 		return &apiextv1.CustomResourceDefinition{}, true
 	}
-	return nil, false
+	return newMonitoringObject(kind)
 }
 
 // decode reads a document strictly (an unknown or misplaced field is an error) into its

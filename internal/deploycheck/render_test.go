@@ -30,6 +30,7 @@ func renderChart(t *testing.T, r release) []document {
 		"Values":  mergeValues(readYAMLMap(t, filepath.Join(chartDir, "values.yaml")), r.values),
 		"Release": map[string]any{"Name": r.name, "Namespace": r.namespace},
 		"Chart":   readYAMLMap(t, filepath.Join(chartDir, "Chart.yaml")),
+		"Files":   chartFiles{dir: chartDir},
 	}
 	data["Chart"] = chartFields(data["Chart"].(map[string]any))
 	var docs []document
@@ -41,6 +42,16 @@ func renderChart(t *testing.T, r release) []document {
 		docs = append(docs, splitDocuments(name, out.String())...)
 	}
 	return docs
+}
+
+// chartFiles is Helm's .Files: the chart's files outside templates/, by path. A file
+// that is missing is an error here (Helm would render it empty).
+type chartFiles struct{ dir string }
+
+// Get returns a file's content, as Helm's .Files.Get.
+func (f chartFiles) Get(name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(name)))
+	return string(b), err
 }
 
 // chartFields gives Chart.yaml's keys Helm's capitalised names (.Chart.AppVersion).

@@ -22,6 +22,8 @@ type CycleSpec struct {
 	Quiet     int
 	Bursts    int
 	BurstSize int
+	// Progress is told each cycle timed, of 1+Quiet+Bursts.
+	Progress Progress
 }
 
 // CycleResult is what the cycles cost.
@@ -71,14 +73,18 @@ func RunCycles(spec CycleSpec) (CycleResult, error) {
 		return CycleResult{}, err
 	}
 	res := CycleResult{Pending: len(objs.Workloads)}
+	total := 1 + spec.Quiet + spec.Bursts
+	spec.Progress.report(0, total)
 	p, took := d.cycle(false)
 	res.First, res.FirstDecisions = took, len(p.Admissions)+len(p.Rejections)+len(p.Reservations)
 	if res.FirstAdmitted, err = d.commit(p); err != nil {
 		return res, err
 	}
+	spec.Progress.report(1, total)
 	for i := 0; i < spec.Quiet; i++ {
 		p, took := d.cycle(true)
 		res.Quiet = append(res.Quiet, took)
+		spec.Progress.report(2+i, total)
 		if _, err := d.commit(p); err != nil {
 			return res, err
 		}
@@ -90,6 +96,7 @@ func RunCycles(spec CycleSpec) (CycleResult, error) {
 		}
 		p, took := d.cycle(false)
 		res.Burst = append(res.Burst, took)
+		spec.Progress.report(2+spec.Quiet+i, total)
 		n, err := d.commit(p)
 		if err != nil {
 			return res, err

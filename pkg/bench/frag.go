@@ -56,6 +56,8 @@ type FragConfig struct {
 	// CurveStepPermille is the curve's resolution in thousandths of cluster capacity
 	// (10 = a point every 1%).
 	CurveStepPermille int64
+	// Progress is told each pod placed (or refused) of a run's arrival sequence.
+	Progress Progress
 }
 
 // FragPoint is one point of a run's curve: after the arrivals that reached
@@ -143,7 +145,8 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 	run := FragRun{Policy: pol.Name, Seed: seed, Pods: len(seq)}
 	var arrived, allocated resources.MilliGPU
 	next := cfg.CurveStepPermille
-	for _, p := range seq {
+	for i, p := range seq {
+		cfg.Progress.report(i, len(seq))
 		ok, err := policy.Place(p)
 		if err != nil {
 			return FragRun{}, fmt.Errorf("bench frag: policy %s, seed %d, pod %s: %w", pol.Name, seed, p.Name, err)
@@ -160,6 +163,7 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 			next += cfg.CurveStepPermille
 		}
 	}
+	cfg.Progress.report(len(seq), len(seq))
 	if last := report.Permille(int64(arrived), int64(capacity)); len(run.Curve) == 0 || run.Curve[len(run.Curve)-1].ArrivedPermille < last {
 		run.Curve = append(run.Curve, fragPoint(last, arrived, allocated))
 	}

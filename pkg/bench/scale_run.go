@@ -48,8 +48,9 @@ type ScaleResult struct {
 }
 
 // RunScale generates spec's fleet and simulates it to completion with the default policy
-// (engine.DefaultPolicy, as `gantry simulate` runs it), measuring time and memory.
-func RunScale(spec ScaleSpec) (ScaleResult, error) {
+// (engine.DefaultPolicy, as `gantry simulate` runs it), measuring time and memory. Extra
+// observers (a progress line) see the run too; their cost is measured with it.
+func RunScale(spec ScaleSpec, extra ...sim.Observer) (ScaleResult, error) {
 	start := time.Now()
 	objs, err := Generate(spec)
 	if err != nil {
@@ -61,7 +62,7 @@ func RunScale(spec ScaleSpec) (ScaleResult, error) {
 	cpu0, _ := processUsage()
 	start = time.Now()
 	kpis := report.NewKPICollector(report.KPIOptions{Shapes: report.ShapesOf(objs.Workloads)})
-	s, err := sim.New(objs, sim.Options{Policy: engine.DefaultPolicy(), Observers: []sim.Observer{kpis}})
+	s, err := sim.New(objs, sim.Options{Policy: engine.DefaultPolicy(), Observers: append([]sim.Observer{kpis}, extra...)})
 	if err != nil {
 		return ScaleResult{}, fmt.Errorf("bench scale: %w", err)
 	}

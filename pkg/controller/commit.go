@@ -79,7 +79,7 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 		if t := k.cs.byID[n.Workload]; t != nil && !t.noticed() {
 			if err := k.notice(t, n); err == nil {
 				k.preempts++
-				k.metrics.preempted(t.obj.Status.Admission, n.Layer)
+				k.metrics.preempted(k.cs, t, n)
 				if n.By != "" {
 					if _, ok := noticed[n.By]; !ok {
 						preemptors = append(preemptors, n.By)

@@ -53,4 +53,10 @@
 //
 // Pods are read from the cache as before: binding is idempotent (a bound pod keeps its
 // slot; "already bound" counts as done).
+//
+// Operators read the controller's decisions back through view.go (ReadView: the
+// pkg/view snapshot of a live cluster from List calls alone, built with the same cache
+// and state as a pass; `gantry get`, `top`, `explain --kubeconfig` and the dashboard)
+// and metrics*.go (Prometheus series named as Kueue names them where the concept is
+// the same; docs/metrics.md).
 package controller

@@ -12,45 +12,73 @@ import (
 // poolMode keys GPU units by node pool and sharing mode.
 type poolMode struct{ Pool, Mode string }
 
-// gpuUnits is the GPU accounting the metrics report, in milli-GPU.
+// nodeHealth keys GPU counts by node (with its pool and GPU model) and health.
+type nodeHealth struct{ Node, Pool, Model, Health string }
+
+// The values of the health label of gantry_node_gpus.
+const (
+	gpuHealthy   = "healthy"
+	gpuUnhealthy = "unhealthy"
+)
+
+// gpuUnits is the GPU accounting the metrics report, in milli-GPU, and the GPU count
+// per node and health.
 type gpuUnits struct {
+	// Allocated and Free cover the healthy GPUs: an unhealthy GPU offers nothing and
+	// its holders are evicted, so it is neither in use nor free; Nodes counts it.
 	Allocated, Free map[poolMode]resources.MilliGPU
-	// Stranded is free GPU capacity no pending pod shape can use: the free units of
-	// every node on which none of the pending workloads' pods fits by devices alone
+	// Stranded is free GPU capacity no pending pod shape can use, by pool: the free units
+	// of every node on which none of the pending workloads' pods fits by devices alone
 	// (a node-level simplification of the simulator's per-GPU definition, whose
-	// function is internal to pkg/sim). With nothing pending, nothing is stranded.
-	Stranded resources.MilliGPU
+	// function is internal to pkg/sim). With nothing pending, nothing is stranded. Every
+	// pool with GPUs has an entry, 0 included.
+	Stranded map[string]resources.MilliGPU
+	Nodes    map[nodeHealth]int
 }
 
 // countGPUUnits walks the nodes of ov once; pending supplies the shapes in demand.
 func countGPUUnits(ov *cluster.Overlay, pending []engine.Pending) gpuUnits {
-	u := gpuUnits{Allocated: map[poolMode]resources.MilliGPU{}, Free: map[poolMode]resources.MilliGPU{}}
+	u := gpuUnits{Allocated: map[poolMode]resources.MilliGPU{}, Free: map[poolMode]resources.MilliGPU{},
+		Stranded: map[string]resources.MilliGPU{}, Nodes: map[nodeHealth]int{}}
 	shapes := pendingShapes(pending)
 	for i := 0; i < ov.NumNodes(); i++ {
 		nd := ov.Devices(i)
 		if nd == nil {
 			continue
 		}
-		pool := ov.Node(i).Pool
-		free := ov.GPUFreeMilli(i)
-		var nodeFree resources.MilliGPU
-		for k, g := range nd.GPUs() {
-			if k >= len(free) {
-				break
-			}
-			key := poolMode{Pool: pool, Mode: string(g.Sharing.Mode)}
-			if key.Mode == "" {
-				key.Mode = string(devices.Exclusive)
-			}
-			u.Free[key] += free[k]
-			u.Allocated[key] += resources.MilliPerGPU - free[k]
-			nodeFree += free[k]
-		}
+		node := ov.Node(i)
+		nodeFree := u.countNode(node.Name, node.Pool, nd.GPUs(), ov.GPUFreeMilli(i))
+		stranded := u.Stranded[node.Pool] // a pool with nothing stranded reports 0
 		if nodeFree > 0 && len(shapes) > 0 && !fitsAny(nd, shapes) {
-			u.Stranded += nodeFree
+			stranded += nodeFree
 		}
+		u.Stranded[node.Pool] = stranded
 	}
 	return u
+}
+
+// countNode adds one node's GPUs (free: its per-GPU free view, by position) and returns
+// what it has free.
+func (u *gpuUnits) countNode(name, pool string, gpus []devices.GPU, free []resources.MilliGPU) resources.MilliGPU {
+	var nodeFree resources.MilliGPU
+	for k, g := range gpus {
+		health := gpuHealthy
+		if !g.Healthy {
+			health = gpuUnhealthy
+		}
+		u.Nodes[nodeHealth{Node: name, Pool: pool, Model: string(g.Model), Health: health}]++
+		if k >= len(free) || !g.Healthy {
+			continue
+		}
+		key := poolMode{Pool: pool, Mode: string(g.Sharing.Mode)}
+		if key.Mode == "" {
+			key.Mode = string(devices.Exclusive)
+		}
+		u.Free[key] += free[k]
+		u.Allocated[key] += resources.MilliPerGPU - free[k]
+		nodeFree += free[k]
+	}
+	return nodeFree
 }
 
 // pendingShapes are the distinct GPU requests of the pending workloads' pods, in a

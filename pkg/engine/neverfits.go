@@ -313,4 +313,3 @@ func neverFitCovers(g api.ResourceGroup, n resources.Name) bool {
 	}
 	return false
 }
-

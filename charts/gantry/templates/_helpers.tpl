@@ -17,3 +17,12 @@ app.kubernetes.io/part-of: gantry
 app.kubernetes.io/name: gantry-node-agent
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+{{- /* Labels of the monitoring objects (dashboard ConfigMap, Prometheus operator objects). */ -}}
+{{- define "gantry.monitoringLabels" -}}
+app.kubernetes.io/name: gantry
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: monitoring
+{{- with .Values.prometheus.labels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}

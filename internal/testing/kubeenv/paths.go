@@ -12,7 +12,7 @@ import (
 const KubeVersion = "v1.34.2"
 
 // HowToInstall is the hint every "binaries missing" message carries.
-const HowToInstall = "run `make test-env` (hack/test-env.sh) to install etcd and build kube-apiserver/kube-controller-manager"
+const HowToInstall = "run `make test-env` (hack/test-env.sh) to install etcd and build kube-apiserver/kube-controller-manager/kubectl"
 
 // Binaries are the absolute paths of the control-plane programs.
 type Binaries struct {

@@ -35,16 +35,7 @@ func WriteHTML(w io.Writer, r Report, title string) error {
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", html.EscapeString(title))
 	b.WriteString("<h2>Summary</h2>\n")
 	summaryTables(&b, r)
-	b.WriteString("<h2>Cluster</h2>\n")
-	allocationChart(&b, r)
-	capacityChart(&b, r)
-	b.WriteString("<h2>Queues</h2>\n")
-	waitCDFChart(&b, r)
-	quotaChart(&b, r)
-	borrowingChart(&b, r)
-	b.WriteString("<h2>Placement</h2>\n")
-	heatmaps(&b, r.Heatmaps)
-	preemptionChart(&b, r)
+	writeCharts(&b, r)
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
