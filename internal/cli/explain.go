@@ -119,8 +119,7 @@ func explainFromSim(e sim.Explanation) explainText {
 	return out
 }
 
-// write prints the explanation in the layout of sim.Explanation.WriteText (a test
-// holds the two to the same bytes).
+// write prints the explanation: the one printer of both modes.
 func (e explainText) write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workload:      %s\n", e.Workload)

@@ -205,9 +205,17 @@ func TestLiveGetAndExplainMatchFiles(t *testing.T) {
 	fileText := mustRun(t, newExplainCommand(), append([]string{liveNS + "/b-wait"}, files...)...)
 	liveText := mustRun(t, newExplainCommand(), append([]string{liveNS + "/b-wait"}, live...)...)
 	for _, field := range []string{"reason", "held by", "phase", "clusterQueue", "queue position", "to admit it"} {
-		if got, want := explainField(liveText, field), explainField(fileText, field); got != want || (field == "reason" && got == "") {
+		if got, want := explainField(liveText, field), explainField(fileText, field); got != want || got == "" {
 			t.Errorf("%s: live %q, files %q\nlive:\n%s\nfiles:\n%s", field, got, want, liveText, fileText)
 		}
+	}
+
+	// Both estimate the ETA from quota the same way: once a-run (1h expected) ends.
+	// (The cluster names the Workload of Job a-run, the files the Job.)
+	liveETA := strings.ReplaceAll(explainField(liveText, "ETA"), controller.WorkloadNameForJob("a-run"), "a-run")
+	fileETA := explainField(fileText, "ETA")
+	if _, basis, ok := strings.Cut(fileETA, " ("); !ok || !strings.Contains(basis, "ends") || !strings.HasSuffix(liveETA, basis) {
+		t.Errorf("ETA: live %q, files %q; want the same quota estimate", liveETA, fileETA)
 	}
 
 	liveRows := itesting.TableRows(mustRun(t, newGetCommand(), append([]string{"workloads", "-n", liveNS}, live...)...), "NAME")
@@ -222,6 +230,7 @@ func TestLiveGetAndExplainMatchFiles(t *testing.T) {
 		t.Errorf("live explain reason %q, live get reason %q", explainField(liveText, "reason"), lw["REASON"])
 	}
 
+	t.Logf("gantry get workloads -n %s:\n%s", liveNS, mustRun(t, newGetCommand(), append([]string{"workloads", "-n", liveNS}, live...)...))
 	liveQueues := mustRun(t, newGetCommand(), append([]string{"queues"}, live...)...)
 	fileQueues := mustRun(t, newGetCommand(), append([]string{"queues"}, files...)...)
 	if liveQueues != fileQueues {
@@ -231,6 +240,7 @@ func TestLiveGetAndExplainMatchFiles(t *testing.T) {
 	// The same through kubectl's plugin mechanism, as an operator types it (last: it
 	// skips where kubectl is not installed).
 	kubectlText := kubectlPlugin(t)(append([]string{"explain", liveNS + "/b-wait"}, live...)...)
+	t.Logf("kubectl gantry explain %s/b-wait:\n%s", liveNS, kubectlText)
 	if got, want := explainField(kubectlText, "reason"), explainField(fileText, "reason"); got != want {
 		t.Errorf("kubectl gantry explain: reason %q, files %q\n%s", got, want, kubectlText)
 	}

@@ -20,7 +20,8 @@ const (
 	AnnotationSliceSize             = "kueue.x-k8s.io/podset-slice-size"
 	AnnotationVolcanoGroupName      = "scheduling.k8s.io/group-name"
 
-	// Simulator timing (the same manifests run on a real cluster, where these are ignored).
+	// Simulator timing. On a real cluster submit-at and checkpoint-every are ignored;
+	// duration is read as the runtime the user expects (it dates ETAs and reservations).
 	AnnotationSubmitAt        = "gantry.dev/submit-at"
 	AnnotationDuration        = "gantry.dev/duration"
 	AnnotationCheckpointEvery = "gantry.dev/checkpoint-every"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,9 +31,37 @@ type committer struct {
 	noticed []notice
 	// sequence is the last admission number given (Admission.Sequence).
 	sequence int64
+	// rootOf names a ClusterQueue's cohort root (engine.Scheduler.RootOf), for ETAs.
+	rootOf func(cq string) string
 }
 
 var _ plan.Committer = (*committer)(nil)
+
+// etaHeads is how far down its ClusterQueue a workload held by quota gets an ETA each
+// pass: an estimate releases running workloads on a copy of the quota, and the heads of
+// the queues are what users ask about.
+const etaHeads = 3
+
+// quotaETA estimates when a workload the admission layer holds could start, as the
+// simulator's explain does (engine.QuotaETA); nil when none is known.
+func (k *committer) quotaETA(t *tracked, r plan.Rejection) *eta {
+	if r.Layer != plan.LayerAdmission || r.Position < 1 || r.Position > etaHeads || k.rootOf == nil ||
+		k.cs.quota == nil || t.model == nil || r.ClusterQueue == "" {
+		return nil
+	}
+	root := k.rootOf(r.ClusterQueue)
+	var ends []engine.Ending
+	for id, run := range k.cs.runningByID {
+		if !run.ExpectedEnd.IsZero() && k.rootOf(run.Queue) == root {
+			ends = append(ends, engine.Ending{Workload: id, At: run.ExpectedEnd})
+		}
+	}
+	at, after, ok := engine.QuotaETA(k.cs.quota, t.model, r.ClusterQueue, ends)
+	if !ok {
+		return nil
+	}
+	return &eta{at: at, basis: engine.QuotaETABasis(after)}
+}
 
 // Apply writes admissions (Workload status with the gang's placements; the binder
 // then binds the pods), rejections and reservations (status), and notices (the
@@ -63,7 +92,7 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 	each(len(p.Rejections), func(i int) {
 		r := p.Rejections[i]
 		if t := k.cs.byID[r.Workload]; t != nil {
-			k.writeIfChanged(t.obj, pendingStatus(t.obj.Status, r, k.now))
+			k.writeIfChanged(t.obj, pendingStatus(t.obj.Status, r, k.now, k.quotaETA(t, r)))
 			_ = recordReservation(k.ctx, k.c, t.obj, "") // the scheduler dropped it too
 		}
 	})

@@ -52,12 +52,17 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 	if s := wl.Spec.MaximumExecutionTimeSeconds; s != nil {
 		out.MaxRuntime = time.Duration(*s) * time.Second
 	}
-	if s, ok := wl.Annotations[api.AnnotationMinRuntime]; ok {
-		d, err := api.ParseDuration(s)
-		if err != nil {
-			return nil, fmt.Errorf("workload %s/%s: metadata.annotations[%s]: %w", wl.Namespace, wl.Name, api.AnnotationMinRuntime, err)
+	for _, a := range []struct {
+		key string
+		to  *time.Duration
+	}{{api.AnnotationMinRuntime, &out.MinRuntime}, {api.AnnotationDuration, &out.Timing.Duration}} {
+		if s, ok := wl.Annotations[a.key]; ok {
+			d, err := api.ParseDuration(s)
+			if err != nil {
+				return nil, fmt.Errorf("workload %s/%s: metadata.annotations[%s]: %w", wl.Namespace, wl.Name, a.key, err)
+			}
+			*a.to = d
 		}
-		out.MinRuntime = d
 	}
 	for i := range wl.Spec.PodSets {
 		ps, err := toAPIPodSet(&wl.Spec.PodSets[i], fmt.Sprintf("spec.podSets[%d]", i))
@@ -73,14 +78,19 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 }
 
 // carriedAnnotations are the annotations of a job object its Workload takes over:
-// those the engine reads (the minimum runtime that protects it from preemption), nil
-// when it has none.
+// those the engine reads (the minimum runtime that protects it from preemption, the
+// expected runtime that dates its end), nil when it has none.
 func carriedAnnotations(ann map[string]string) map[string]string {
-	v, ok := ann[api.AnnotationMinRuntime]
-	if !ok {
-		return nil
+	var out map[string]string
+	for _, k := range []string{api.AnnotationMinRuntime, api.AnnotationDuration} {
+		if v, ok := ann[k]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
 	}
-	return map[string]string{api.AnnotationMinRuntime: v}
+	return out
 }
 
 func toAPIPodSet(in *v1alpha1.PodSet, field string) (api.PodSet, error) {

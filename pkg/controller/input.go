@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -227,8 +228,10 @@ func runningOf(w *world, t *tracked, pods []cluster.BoundPod) placement.Running 
 	r := placement.Running{ID: t.model.ID(), Queue: t.obj.Status.Admission.ClusterQueue, Priority: t.model.Priority,
 		Created: t.model.Created, MinRuntime: t.model.MinRuntime, Preemptible: true, CapacityType: api.CapacityOnDemand}
 	r.StartedAt = admittedAt(t.obj)
-	if t.model.MaxRuntime > 0 && !r.StartedAt.IsZero() {
-		r.ExpectedEnd = r.StartedAt.Add(t.model.MaxRuntime)
+	// The expected end, as the simulator dates it: the runtime the user expects
+	// (gantry.dev/duration), else the most it may run (activeDeadlineSeconds).
+	if run := cmp.Or(t.model.Timing.Duration, t.model.MaxRuntime); run > 0 && !r.StartedAt.IsZero() {
+		r.ExpectedEnd = r.StartedAt.Add(run)
 	}
 	for _, p := range pods {
 		r.Pods = append(r.Pods, p.Ref)

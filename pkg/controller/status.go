@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
@@ -53,13 +54,20 @@ func admittedStatus(old v1alpha1.WorkloadStatus, a plan.Admission, bs []plan.Bin
 		setCondition(&st, v1alpha1.WorkloadEvicted, metav1.ConditionFalse, "Readmitted", msg, now)
 	}
 	st.State, st.Reason, st.Message = v1alpha1.StateAdmitted, ReasonAdmitted, msg
-	st.Position, st.ETA = nil, nil
+	st.Position, st.ETA, st.ETABasis = nil, nil, ""
 	setWhy(&st, "", nil, "")
 	return st
 }
 
-// pendingStatus records why a workload was not admitted this cycle.
-func pendingStatus(old v1alpha1.WorkloadStatus, r plan.Rejection, now time.Time) v1alpha1.WorkloadStatus {
+// eta is an estimated start and what it rests on.
+type eta struct {
+	at    time.Time
+	basis string
+}
+
+// pendingStatus records why a workload was not admitted this cycle, with the quota ETA
+// when one was estimated (nil: none).
+func pendingStatus(old v1alpha1.WorkloadStatus, r plan.Rejection, now time.Time, est *eta) v1alpha1.WorkloadStatus {
 	st := *old.DeepCopy()
 	msg := rejectionMessage(r)
 	setCondition(&st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, string(r.Reason), msg, now)
@@ -68,6 +76,10 @@ func pendingStatus(old v1alpha1.WorkloadStatus, r plan.Rejection, now time.Time)
 	}
 	st.Reason, st.Message = string(r.Reason), msg
 	setWhy(&st, string(r.Layer), r.Explain(), r.Remedy())
+	st.ETA, st.ETABasis = nil, ""
+	if est != nil {
+		st.ETA, st.ETABasis = ptr.To(metav1.NewTime(est.at)), est.basis
+	}
 	if r.Position > 0 {
 		st.Position = ptr.To(int32(r.Position - 1))
 	}
@@ -84,8 +96,9 @@ func reservedStatus(old v1alpha1.WorkloadStatus, r plan.Reservation, now time.Ti
 	}
 	st.Reason, st.Message = ReasonReserved, msg
 	setWhy(&st, string(plan.LayerPlacement), []string{r.Reason, "reserved nodes: " + strings.Join(r.Nodes, ",")}, "")
+	st.ETA, st.ETABasis = nil, ""
 	if !r.ETA.IsZero() {
-		st.ETA = ptr.To(metav1.NewTime(r.ETA))
+		st.ETA, st.ETABasis = ptr.To(metav1.NewTime(r.ETA)), engine.ReservationETABasis
 	}
 	return st
 }

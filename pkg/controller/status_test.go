@@ -26,7 +26,14 @@ func TestStatusLifecycle(t *testing.T) {
 
 	rej := plan.Rejection{Reason: plan.ReasonWaitingForPreemption, Layer: plan.LayerPlacement, Position: 3, Evidence: &plan.Evidence{
 		Victims: []api.WorkloadID{"ns/v1", "ns/v2"}, Place: &plan.PlaceFailure{Code: plan.ReasonNoNodeFits, Message: "0 of 2 nodes fit"}}}
-	pending := pendingStatus(v1alpha1.WorkloadStatus{}, rej, t0)
+	est := &eta{at: t0.Add(15 * time.Minute), basis: "estimated from quota"}
+	pending := pendingStatus(v1alpha1.WorkloadStatus{}, rej, t0, est)
+	if pending.ETA == nil || !pending.ETA.Time.Equal(est.at) || pending.ETABasis != est.basis {
+		t.Errorf("pending ETA %v (%q), want %v (%q)", pending.ETA, pending.ETABasis, est.at, est.basis)
+	}
+	if again := pendingStatus(pending, rej, t0, nil); again.ETA != nil || again.ETABasis != "" {
+		t.Errorf("an estimate no longer known stays: %v (%q)", again.ETA, again.ETABasis)
+	}
 	if pending.State != v1alpha1.StatePending || ptr.Deref(pending.Position, -1) != 2 || pending.Reason != string(plan.ReasonWaitingForPreemption) {
 		t.Errorf("pending = %s pos %v reason %s, want Pending, 2 (0-based), WaitingForPreemption", pending.State, pending.Position, pending.Reason)
 	}
@@ -38,7 +45,7 @@ func TestStatusLifecycle(t *testing.T) {
 		t.Errorf("pending layer %q details %q remedy %q; want placement, the 3 evidence lines, %q", pending.Layer, pending.Details, pending.Remedy, rej.Remedy())
 	}
 	admitted := admittedStatus(pending, adm, bs, t0.Add(time.Minute))
-	if admitted.Layer != "" || admitted.Details != nil || admitted.Remedy != "" {
+	if admitted.Layer != "" || admitted.Details != nil || admitted.Remedy != "" || admitted.ETA != nil || admitted.ETABasis != "" {
 		t.Errorf("admitted still carries why it waited: %q %q %q", admitted.Layer, admitted.Details, admitted.Remedy)
 	}
 	if !meta.IsStatusConditionTrue(admitted.Conditions, v1alpha1.WorkloadAdmitted) || admitted.Position != nil ||
@@ -79,7 +86,7 @@ func TestStatusExplanationBounded(t *testing.T) {
 	}
 	rej := plan.Rejection{Reason: plan.ReasonQueueHeld, Layer: plan.LayerAdmission, ClusterQueue: "cq",
 		Evidence: &plan.Evidence{Victims: long, Fallbacks: fb}}
-	st := pendingStatus(v1alpha1.WorkloadStatus{}, rej, time.Unix(0, 0))
+	st := pendingStatus(v1alpha1.WorkloadStatus{}, rej, time.Unix(0, 0), nil)
 	if len(st.Details) != maxDetails+1 || st.Details[maxDetails] != "... 15 more (gantry explain)" {
 		t.Fatalf("details: %d lines, last %q; want %d and a count of the rest", len(st.Details), st.Details[len(st.Details)-1], maxDetails+1)
 	}

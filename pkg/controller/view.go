@@ -162,10 +162,7 @@ func setWhyWaiting(w *view.Workload, obj *v1alpha1.Workload, now time.Time) {
 	if st.ETA != nil {
 		eta := max(0, st.ETA.Sub(now))
 		w.ETA = &eta
-		w.ETABasis = "status.eta written by the controller"
-		if st.Reason == ReasonReserved {
-			w.ETABasis = "reservation: placement planned the gang on the GPUs running workloads free"
-		}
+		w.ETABasis = st.ETABasis
 	}
 	w.Waited = max(0, now.Sub(queuedAt(obj)))
 }

@@ -28,8 +28,29 @@ func (r Rejection) Remedy() string {
 			return s
 		}
 	}
-	if e.Place != nil {
-		return e.Place.remedy()
+	if e.Place == nil {
+		return ""
+	}
+	out := e.Place.remedy()
+	if alt := fallbackRemedy(e.Fallbacks, r.ClusterQueue); alt != "" {
+		if out == "" {
+			return alt
+		}
+		out += "; or " + alt
+	}
+	return out
+}
+
+// fallbackRemedy is the quota a flavor tried after the first did not fit the nodes
+// lacks: the other way in.
+func fallbackRemedy(fbs []Fallback, cq string) string {
+	for _, fb := range fbs {
+		if fb.Quota == nil || fb.Quota.Fits() {
+			continue
+		}
+		if s := quotaRemedy(fb.Quota, cq); s != "" {
+			return "without flavor " + strings.Join(fb.Without, ",") + ": " + s
+		}
 	}
 	return ""
 }
@@ -94,7 +115,7 @@ func quotaChanges(t admission.FlavorAttempt) ([]quotaChange, bool) {
 	var out []quotaChange
 	for _, w := range t.Reasons {
 		switch w.Kind {
-		case admission.WhyFits, admission.WhyBorrows:
+		case admission.WhyFits, admission.WhyBorrows, admission.WhyNoPreemption: // no shortfall of their own
 		case admission.WhyNoQuota:
 			out = append(out, quotaChange{why: w})
 		case admission.WhyExceedsMax:
@@ -129,8 +150,15 @@ func (c quotaChange) String(cq string) string {
 		return fmt.Sprintf("raise ClusterQueue %s's %s in flavor %s by %s: nominalQuota %s, at most %s with borrowing, and one request needs %s",
 			cq, w.Resource, w.Flavor, f(c.short), f(w.Nominal), f(w.Limit), f(w.Amount))
 	}
-	return fmt.Sprintf("%s more %s in flavor %s: raise ClusterQueue %s's nominalQuota (%s) by %s, let its cohort lend that much, or wait for running workloads to free it",
-		f(c.short), w.Resource, w.Flavor, cq, f(w.Nominal), f(c.short))
+	lend := "let its cohort lend that much"
+	switch w.NoBorrow {
+	case admission.NotInCohort:
+		lend = "put it in a cohort that lends that much"
+	case admission.BorrowLimitReached:
+		lend = fmt.Sprintf("raise its borrowingLimit (%s) by that much", f(w.BorrowLimit))
+	}
+	return fmt.Sprintf("%s more %s in flavor %s: raise ClusterQueue %s's nominalQuota (%s) by %s, %s, or wait for running workloads to free it",
+		f(c.short), w.Resource, w.Flavor, cq, f(w.Nominal), f(c.short), lend)
 }
 
 // remedy is what the nodes lack for the gang, from the placement failure's evidence.

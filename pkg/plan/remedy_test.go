@@ -30,7 +30,7 @@ func TestRemedy(t *testing.T) {
 			{Name: "worker", Mode: admission.Preempt, Code: admission.WaitingForQuota, Tried: tried}}}
 	}
 	h100Short := admission.FlavorAttempt{Flavor: "h100", Mode: admission.Preempt, Code: admission.WaitingForQuota,
-		Reasons: []admission.Why{fits("h100", resources.CPU, 96000), short("h100", 24, 16, 24, 2)}}
+		Reasons: []admission.Why{fits("h100", resources.CPU, 96000), short("h100", 24, 16, 24, 2), {Kind: admission.WhyNoPreemption}}}
 	a100Short := admission.FlavorAttempt{Flavor: "a100", Mode: admission.Preempt, Code: admission.WaitingForQuota,
 		Reasons: []admission.Why{short("a100", 24, 0, 8, 0), {Kind: admission.WhyShort, Resource: resources.CPU, Flavor: "a100",
 			Amount: 96000, Free: 0, Nominal: 64000}}}
@@ -52,6 +52,16 @@ func TestRemedy(t *testing.T) {
 			plan.Rejection{ClusterQueue: "research", Reason: plan.ReasonWaitingForQuota,
 				Evidence: &plan.Evidence{Quota: worker(a100Short, h100Short)}},
 			"6 more nvidia.com/gpu in flavor h100: raise ClusterQueue research's nominalQuota (24) by 6, let its cohort lend that much, or wait for running workloads to free it"},
+		{"not in a cohort",
+			plan.Rejection{ClusterQueue: "train", Reason: plan.ReasonWaitingForQuota, Evidence: &plan.Evidence{Quota: worker(admission.FlavorAttempt{
+				Flavor: "h100", Mode: admission.NoFit, Code: admission.WaitingForQuota, Reasons: []admission.Why{{Kind: admission.WhyShort,
+					Resource: resources.NvidiaGPU, Flavor: "h100", Amount: 8, Nominal: 8, NoBorrow: admission.NotInCohort}, {Kind: admission.WhyNoPreemption}}})}},
+			"8 more nvidia.com/gpu in flavor h100: raise ClusterQueue train's nominalQuota (8) by 8, put it in a cohort that lends that much, or wait for running workloads to free it"},
+		{"borrowing limit reached",
+			plan.Rejection{ClusterQueue: "train", Reason: plan.ReasonWaitingForQuota, Evidence: &plan.Evidence{Quota: worker(admission.FlavorAttempt{
+				Flavor: "h100", Mode: admission.Preempt, Code: admission.WaitingForQuota, Reasons: []admission.Why{{Kind: admission.WhyShort,
+					Resource: resources.NvidiaGPU, Flavor: "h100", Amount: 8, Free: 2, Nominal: 8, NoBorrow: admission.BorrowLimitReached, BorrowLimit: 4}}})}},
+			"6 more nvidia.com/gpu in flavor h100: raise ClusterQueue train's nominalQuota (8) by 6, raise its borrowingLimit (4) by that much, or wait for running workloads to free it"},
 		{"a flavor refused for taints offers no quota remedy; the next one does",
 			plan.Rejection{ClusterQueue: "research", Reason: plan.ReasonWaitingForQuota,
 				Evidence: &plan.Evidence{Quota: worker(spotTaint, h100Short)}},
@@ -74,6 +84,13 @@ func TestRemedy(t *testing.T) {
 				Evidence: &plan.Evidence{Quota: &admission.Assignment{Mode: admission.Fit},
 					Place: &plan.PlaceFailure{Code: plan.ReasonNoNodeFits, Diagnosis: near}}},
 			"node a100-mig-0, the closest, would take pod set main pod 0 without: Taint spot=true:NoSchedule: not tolerated"},
+		{"the nodes do not fit the first flavor, quota blocks the next: both ways in",
+			plan.Rejection{ClusterQueue: "batch", Reason: plan.ReasonQuotaFitsClusterDoesNot,
+				Evidence: &plan.Evidence{Quota: &admission.Assignment{Mode: admission.Fit},
+					Place:     &plan.PlaceFailure{Code: plan.ReasonNoNodeFits, Diagnosis: near},
+					Fallbacks: []plan.Fallback{{Without: []string{"spot"}, Quota: worker(h100Short)}}}},
+			"node a100-mig-0, the closest, would take pod set main pod 0 without: Taint spot=true:NoSchedule: not tolerated; " +
+				"or without flavor spot: 6 more nvidia.com/gpu in flavor h100: raise ClusterQueue batch's nominalQuota (24) by 6, let its cohort lend that much, or wait for running workloads to free it"},
 		{"topology",
 			plan.Rejection{Reason: plan.ReasonQuotaFitsClusterDoesNot, Evidence: &plan.Evidence{Place: &plan.PlaceFailure{
 				Code: plan.ReasonTopologyUnsatisfied, Diagnosis: &placement.Diagnosis{Topology: "no rack domain has room for 4 pods (best r7: 3)"}}}},

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -51,7 +50,7 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 		e.Layer, e.Reason = string(plan.LayerPlacement), string(placement.Reserved)
 		e.Details = append([]string{resv.Reason}, "reserved nodes: "+strings.Join(resv.Nodes, ","))
 		e.ETA = etaSeconds(resv.ETA)
-		e.ETABasis = "reservation: placement planned the gang on the GPUs running workloads free"
+		e.ETABasis = engine.ReservationETABasis
 	case rejected && st.phase == plan.Pending:
 		r := last
 		e.Layer, e.Reason, e.Details, e.Position = string(r.Layer), string(r.Reason), r.Explain(), r.Position
@@ -70,44 +69,4 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 		e.Details = append(e.Details, "parked as inadmissible: retried only when "+park.String())
 	}
 	return e, nil
-}
-
-// WriteText prints the explanation for humans.
-func (e Explanation) WriteText(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "workload:      %s\n", e.Workload)
-	fmt.Fprintf(&b, "at:            %s\n", FormatDuration(e.T))
-	fmt.Fprintf(&b, "phase:         %s\n", e.Phase)
-	fmt.Fprintf(&b, "clusterQueue:  %s\n", orDash(e.ClusterQueue))
-	if e.Layer != "" {
-		fmt.Fprintf(&b, "held by:       %s layer\n", e.Layer)
-	}
-	if e.Reason != "" {
-		fmt.Fprintf(&b, "reason:        %s\n", e.Reason)
-	}
-	for _, d := range e.Details {
-		fmt.Fprintf(&b, "  - %s\n", d)
-	}
-	if e.Remedy != "" {
-		fmt.Fprintf(&b, "to admit it:   %s\n", e.Remedy)
-	}
-	if e.Position > 0 {
-		fmt.Fprintf(&b, "queue position: %d\n", e.Position)
-	}
-	if e.ETA != nil {
-		fmt.Fprintf(&b, "ETA:           %s (%s)\n", FormatDuration(*e.ETA), e.ETABasis)
-	}
-	fmt.Fprintf(&b, "progress:      %s (preempted %d times)\n", FormatDuration(e.Progress), e.Preemptions)
-	for _, p := range e.Pods {
-		fmt.Fprintf(&b, "pod %s on %s devices %s\n", p.Name, p.Node, strings.Join(p.Devices, ","))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,10 +1,9 @@
 package sim
 
 import (
-	"sort"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
@@ -13,37 +12,23 @@ import (
 // of the quota) until admission would accept it. It is a lower bound: it ignores the
 // nodes and the workloads queued ahead of it. nil when no known end frees enough.
 func (s *Simulator) quotaETA(st *wlState) (*Seconds, string) {
-	type ending struct {
-		at time.Duration
-		id api.WorkloadID
-	}
 	root := s.sched.RootOf(st.clusterQueue)
-	var ends []ending
+	var ends []engine.Ending
 	for id := range s.live.all() {
 		r := s.wls[id]
 		if (r.phase != plan.Running && r.phase != plan.Preempting) || s.sched.RootOf(r.clusterQueue) != root {
 			continue
 		}
-		if _, counted := s.quota.Admitted(id); !counted {
-			continue
-		}
 		if at, ok := r.expectedEnd(); ok {
-			ends = append(ends, ending{at: at, id: id})
+			ends = append(ends, engine.Ending{Workload: id, At: Epoch().Add(at)})
 		}
 	}
-	sort.SliceStable(ends, func(i, j int) bool { return ends[i].at < ends[j].at })
-	q := s.quota.Clone()
-	for _, e := range ends {
-		if err := q.Release(e.id); err != nil {
-			continue
-		}
-		if q.Assign(st.w, st.clusterQueue).Fits() {
-			eta := Seconds(e.at)
-			return &eta, "estimated from quota: enough quota is free once " + string(e.id) +
-				" ends (running workloads of the cohort tree ending as expected; nodes and workloads ahead not counted)"
-		}
+	at, after, ok := engine.QuotaETA(s.quota, st.w, st.clusterQueue, ends)
+	if !ok {
+		return nil, ""
 	}
-	return nil, ""
+	eta := Seconds(at.Sub(Epoch()))
+	return &eta, engine.QuotaETABasis(after)
 }
 
 // expectedEnd is when a running workload should end: its remaining run time, else its

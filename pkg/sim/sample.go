@@ -55,6 +55,22 @@ func (s *Simulator) State() ClusterState {
 	return out
 }
 
+// countByQueue counts pending and running workloads per ClusterQueue in one pass over
+// the live workloads.
+func (s *Simulator) countByQueue() (pending, running map[string]int) {
+	pending, running = map[string]int{}, map[string]int{}
+	for id := range s.live.all() {
+		st := s.wls[id]
+		switch classOf(st) {
+		case classPending:
+			pending[st.clusterQueue]++
+		case classRunning:
+			running[st.clusterQueue]++
+		}
+	}
+	return pending, running
+}
+
 // snapNodeState is node i of the snapshot with its GPUs' allocation (milli by index).
 func (s *Simulator) snapNodeState(i int, alloc map[int]resources.MilliGPU) NodeState {
 	n := s.snap.Node(i)
@@ -111,17 +127,7 @@ func addAllocation(m map[int]resources.MilliGPU, a devices.Assignment) {
 }
 
 func (s *Simulator) queueStates() []QueueState {
-	// Count pending and running per ClusterQueue in one pass over the live workloads.
-	pending, running := map[string]int{}, map[string]int{}
-	for id := range s.live.all() {
-		st := s.wls[id]
-		switch classOf(st) {
-		case classPending:
-			pending[st.clusterQueue]++
-		case classRunning:
-			running[st.clusterQueue]++
-		}
-	}
+	pending, running := s.countByQueue()
 	names := s.quota.ClusterQueues()
 	out := make([]QueueState, 0, len(names))
 	for _, name := range names {

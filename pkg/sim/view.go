@@ -35,16 +35,7 @@ func (s *Simulator) View() view.Snapshot {
 // viewQueues are the ClusterQueues as the quota now stands (after any quota change),
 // with their pending and admitted workloads counted as State counts them.
 func (s *Simulator) viewQueues() []view.Queue {
-	pending, admitted := map[string]int{}, map[string]int{}
-	for id := range s.live.all() {
-		st := s.wls[id]
-		switch classOf(st) {
-		case classPending:
-			pending[st.clusterQueue]++
-		case classRunning:
-			admitted[st.clusterQueue]++
-		}
-	}
+	pending, admitted := s.countByQueue()
 	names := s.quota.ClusterQueues()
 	out := make([]view.Queue, 0, len(names))
 	for _, name := range names {

@@ -196,6 +196,10 @@ type WorkloadStatus struct {
 	// ETA is the estimated start time, when one is known.
 	// +optional
 	ETA *metav1.Time `json:"eta,omitempty"`
+	// ETABasis says what the ETA rests on: a backfill reservation, or the expected ends
+	// of the running workloads of the cohort tree (quota).
+	// +optional
+	ETABasis string `json:"etaBasis,omitempty"`
 	// +optional
 	RequeueState *RequeueState `json:"requeueState,omitempty"`
 }
