@@ -32,6 +32,7 @@ type controllerFlags struct {
 	burst        int
 	// dashboardAddr serves the web dashboard; "0" or empty: off.
 	dashboardAddr string
+	nodeLostAfter time.Duration
 }
 
 func newControllerCommand() *cobra.Command {
@@ -54,6 +55,7 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect one active replica through a Lease")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the Lease (default: the pod's)")
 	fl.DurationVar(&f.interval, "interval", 200*time.Millisecond, "least time between two passes (passes are triggered by watched changes; faster changes are coalesced)")
+	fl.DurationVar(&f.nodeLostAfter, "node-lost-after", 5*time.Minute, "requeue the gangs on a node NotReady for this long (deleted nodes and untolerated NoExecute taints: at once)")
 	fl.DurationVar(&f.resync, "resync", 30*time.Second, "run a pass at least this often even when no change was observed (safety net)")
 	// The defaults are the engine's default policy, the one `gantry simulate` runs, so the
 	// same objects get the same decisions on a cluster as in a simulation.
@@ -89,7 +91,7 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Controller: controller.Options{
 			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts, Requeue: f.requeue},
-			Interval: f.interval, Resync: f.resync, Seed: f.seed,
+			Interval: f.interval, Resync: f.resync, Seed: f.seed, NodeLostAfter: f.nodeLostAfter,
 		},
 		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,
 		LeaderElection: f.leaderElect, LeaderElectionNamespace: f.leaderNS, Log: log,

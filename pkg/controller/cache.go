@@ -157,6 +157,7 @@ func (c *stateCache) snapshot() *world {
 	c.workloads.expire(c.now())
 	return &world{
 		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy, nodeGen: c.nodeGen,
+		knownNodes: nv.known, notReady: nv.notReady,
 		workloads:   c.workloads.copies(),
 		pods:        c.pods.all.sorted(),
 		podsByOwner: maps.Clone(c.pods.byOwner),

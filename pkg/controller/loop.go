@@ -29,6 +29,11 @@ type Options struct {
 	RetryAfter time.Duration
 	// Seed seeds tie-breaking, so equal states give equal decisions.
 	Seed int64
+	// NodeLostAfter is how long a node may stay NotReady (or unreachable) before the
+	// gangs on it are evicted and requeued; 0 means five minutes, the time Kubernetes
+	// gives pods on such a node (the default tolerationSeconds of not-ready and
+	// unreachable).
+	NodeLostAfter time.Duration
 	// Now is the clock; nil means time.Now. Tests inject their own.
 	Now func() time.Time
 }
@@ -154,6 +159,7 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	ctl.syncKinds(ctx, ctl.cache.workload, now)
 	w := ctl.cache.snapshot()
 	ctl.syncPodGangs(ctx, lookupIn(w.workloadIndex()), w.pods, now)
+	ctl.evictLost(ctx, w, now)
 	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, w, now)
 	cs, err := buildState(w, ctl.sched.feed.model)
@@ -196,6 +202,9 @@ func (ctl *Controller) bindAll(ctx context.Context, w *world) {
 	for _, wl := range ptrs(w.workloads) {
 		if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" {
 			continue
+		}
+		if _, lost := ctl.onLostNode(w, wl, ctl.opts.Now()); lost {
+			continue // never bound into a dead slot, even while its eviction is retried
 		}
 		var mine []*corev1.Pod
 		for _, p := range w.podsOf(wl) {

@@ -67,4 +67,7 @@ const (
 	ReasonEvictionBlocked = "EvictionBlocked"
 	// ReasonDeviceUnhealthy: a device the workload runs on was reported unhealthy.
 	ReasonDeviceUnhealthy = "DeviceUnhealthy"
+	// ReasonNodeLost: a node the workload is placed on was deleted, stayed NotReady past
+	// Options.NodeLostAfter, or took a NoExecute taint its pods do not tolerate.
+	ReasonNodeLost = "NodeLost"
 )

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"time"
+
 	"slices"
 	"sort"
 
@@ -23,6 +25,8 @@ type world struct {
 	podsByOwner map[podOwner][]*corev1.Pod
 	priorities  map[string]int32        // WorkloadPriorityClass and PriorityClass values by name
 	unhealthy   map[string]map[int]bool // node -> GPU indices the node agent reported unhealthy
+	knownNodes  map[string]bool         // every Node the API server has, converted or not
+	notReady    map[string]time.Time    // node -> since when it is not Ready
 	warnings    []string
 }
 
