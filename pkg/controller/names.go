@@ -69,5 +69,5 @@ const (
 	ReasonDeviceUnhealthy = "DeviceUnhealthy"
 	// ReasonNodeLost: a node the workload is placed on was deleted, stayed NotReady past
 	// Options.NodeLostAfter, or took a NoExecute taint its pods do not tolerate.
-	ReasonNodeLost = "NodeLost"
+	ReasonNodeLost = plan.EvictNodeLost
 )

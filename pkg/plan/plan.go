@@ -101,6 +101,11 @@ type Eviction struct {
 	Reason   string
 }
 
+// EvictNodeLost is the reason code of an eviction because a node of the gang went away
+// (deleted, failed, NotReady too long): the controller's Workload status and the
+// simulator's event log both say it.
+const EvictNodeLost = "NodeLost"
+
 // Reservation holds capacity for a workload that cannot start now (backfill): the nodes
 // it will use and when they are expected to be free.
 type Reservation struct {

@@ -45,9 +45,9 @@ func (s *Simulator) clusterEvent(ev api.ClusterEvent) error {
 	case api.EventNodeAdd:
 		return s.addNodes(ev)
 	case api.EventNodeRemove:
-		return s.nodesGone(nodes, "node removed", "removed")
+		return s.nodesGone(nodes, plan.EvictNodeLost+": node removed", "removed")
 	case api.EventNodeFail:
-		return s.nodesGone(nodes, "node failed", "failed")
+		return s.nodesGone(nodes, plan.EvictNodeLost+": node failed", "failed")
 	case api.EventNodeRecover, api.EventSpotReturn:
 		return s.nodesBack(nodes)
 	case api.EventSpotInterruption:
