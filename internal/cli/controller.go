@@ -15,21 +15,23 @@ import (
 
 // controllerFlags are the settings of `gantry controller`, read once into typed values.
 type controllerFlags struct {
-	kubeconfig   string
-	metricsAddr  string
-	healthAddr   string
-	leaderElect  bool
-	leaderNS     string
-	interval     time.Duration
-	resync       time.Duration
-	grace        time.Duration
-	preemption   bool
-	reservations bool
-	seed         int64
-	maxAttempts  int
-	requeue      engine.RequeuePolicy
-	qps          float32
-	burst        int
+	kubeconfig     string
+	metricsAddr    string
+	metricsSecure  bool
+	metricsCertDir string
+	healthAddr     string
+	leaderElect    bool
+	leaderNS       string
+	interval       time.Duration
+	resync         time.Duration
+	grace          time.Duration
+	preemption     bool
+	reservations   bool
+	seed           int64
+	maxAttempts    int
+	requeue        engine.RequeuePolicy
+	qps            float32
+	burst          int
 	// dashboardAddr serves the web dashboard; "0" or empty: off.
 	dashboardAddr string
 	nodeLostAfter time.Duration
@@ -49,7 +51,9 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster")
-	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of /metrics ("0" disables)`)
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", `address of /metrics ("0" disables)`)
+	fl.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve /metrics over HTTPS to callers the API server authenticates and authorizes for GET /metrics (false: plain HTTP to anyone)")
+	fl.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for /metrics (empty: a self-signed certificate)")
 	fl.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fl.StringVar(&f.dashboardAddr, "dashboard-bind-address", "0", `address of the web dashboard ("0" disables; a port alone means 127.0.0.1)`)
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect one active replica through a Lease")
@@ -93,7 +97,7 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts, Requeue: f.requeue},
 			Interval: f.interval, Resync: f.resync, Seed: f.seed, NodeLostAfter: f.nodeLostAfter,
 		},
-		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr,
+		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr, MetricsSecure: f.metricsSecure, MetricsCertDir: f.metricsCertDir,
 		LeaderElection: f.leaderElect, LeaderElectionNamespace: f.leaderNS, Log: log,
 	})
 	if err != nil {

@@ -36,9 +36,10 @@ func TestChartRendersStrictObjects(t *testing.T) {
 		values map[string]any
 		kinds  map[string]int
 	}{
-		{"defaults", nil, map[string]int{"Deployment": 1, "DaemonSet": 1, "ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2, "Service": 1}},
+		// ClusterRoles: the controller's, the node agent's, and the metrics reader to bind to Prometheus.
+		{"defaults", nil, map[string]int{"Deployment": 1, "DaemonSet": 1, "ServiceAccount": 2, "ClusterRole": 3, "ClusterRoleBinding": 2, "Service": 1}},
 		{"node agent off", map[string]any{"nodeAgent": map[string]any{"enabled": false}},
-			map[string]int{"Deployment": 1, "DaemonSet": 0, "ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 1}},
+			map[string]int{"Deployment": 1, "DaemonSet": 0, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := renderObjects(t, tc.values)

@@ -257,6 +257,15 @@ func TestScrapeTargets(t *testing.T) {
 	}) {
 		t.Errorf("ServiceMonitor %+v does not select Service %v by one of its ports %v", sm.Spec, svc.Labels, svc.Spec.Ports)
 	}
+	// The controller serves /metrics securely by default: the ServiceMonitor scrapes it
+	// over HTTPS with Prometheus' token, and the Deployment asks for secure serving.
+	if e := sm.Spec.Endpoints[0]; e.Scheme != "https" || e.BearerTokenFile == "" || e.TLSConfig == nil {
+		t.Errorf("ServiceMonitor endpoint %+v: want https with a bearer token", e)
+	}
+	ctl := mustGet[*appsv1.Deployment](t, set, "Deployment", "g-controller").Spec.Template.Spec.Containers[0]
+	if !slices.Contains(ctl.Args, "--metrics-secure=true") {
+		t.Errorf("controller args %v lack --metrics-secure=true", ctl.Args)
+	}
 	ds := mustGet[*appsv1.DaemonSet](t, set, "DaemonSet", "g-node-agent")
 	c := ds.Spec.Template.Spec.Containers[0]
 	pm := mustGet[*podMonitor](t, set, "PodMonitor", "g-node-agent")

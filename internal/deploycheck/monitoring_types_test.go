@@ -60,10 +60,18 @@ type namespaceSelector struct {
 }
 
 type scrapeEndpoint struct {
-	Port        string       `json:"port"`
-	Path        string       `json:"path,omitempty"`
-	Interval    string       `json:"interval,omitempty"`
-	Relabelings []relabeling `json:"relabelings,omitempty"`
+	Port            string       `json:"port"`
+	Path            string       `json:"path,omitempty"`
+	Interval        string       `json:"interval,omitempty"`
+	Scheme          string       `json:"scheme,omitempty"`
+	BearerTokenFile string       `json:"bearerTokenFile,omitempty"`
+	TLSConfig       *tlsConfig   `json:"tlsConfig,omitempty"`
+	Relabelings     []relabeling `json:"relabelings,omitempty"`
+}
+
+type tlsConfig struct {
+	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
+	ServerName         string `json:"serverName,omitempty"`
 }
 
 type relabeling struct {

@@ -45,8 +45,10 @@ type fixture struct {
 	done   chan struct{}
 	reg    *prometheus.Registry // the running controller's metrics
 	ctl    *Controller          // the running controller
-	// tune adjusts the controller's options before each start (nil: the defaults).
-	tune func(*Options)
+	// tune adjusts the controller's options before each start (nil: the defaults);
+	// manager the process's (metrics serving).
+	tune    func(*Options)
+	manager func(*ManagerOptions)
 }
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, true) }
@@ -133,10 +135,11 @@ func (f *fixture) startControllerAs(cfg *rest.Config) {
 	if f.tune != nil {
 		f.tune(&opts)
 	}
-	mgr, ctl, err := NewManager(cfg, ManagerOptions{
-		Controller:  opts,
-		MetricsAddr: "0", HealthAddr: "0", Log: testLogger(), Registry: f.reg,
-	})
+	mo := ManagerOptions{Controller: opts, MetricsAddr: "0", HealthAddr: "0", Log: testLogger(), Registry: f.reg}
+	if f.manager != nil {
+		f.manager(&mo)
+	}
+	mgr, ctl, err := NewManager(cfg, mo)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -169,7 +172,8 @@ func (f *fixture) cleanup() {
 	_ = f.c.DeleteAllOf(ctx, &v1alpha1.Workload{}, client.InNamespace(f.ns))
 	_ = f.c.DeleteAllOf(ctx, &v1alpha1.LocalQueue{}, client.InNamespace(f.ns))
 	for _, l := range []client.Object{&v1alpha1.ClusterQueue{}, &v1alpha1.ResourceFlavor{}, &v1alpha1.WorkloadPriorityClass{}, &corev1.Node{},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}}, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}}} {
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}}, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-metrics-reader"}}, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "gantry-metrics-reader"}}} {
 		if l.GetName() != "" {
 			_ = f.c.Delete(ctx, l)
 			continue

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -19,6 +20,12 @@ type ManagerOptions struct {
 	// MetricsAddr serves /metrics ("0" disables); HealthAddr serves /healthz and /readyz.
 	MetricsAddr string
 	HealthAddr  string
+	// MetricsSecure serves /metrics over HTTPS to callers the API server authenticates
+	// (TokenReview) and authorizes for GET on the non-resource URL /metrics
+	// (SubjectAccessReview), controller-runtime's secure serving. The certificate is
+	// MetricsCertDir's tls.crt and tls.key, or a self-signed one when that is empty.
+	MetricsSecure  bool
+	MetricsCertDir string
 	// LeaderElection makes replicas elect one active controller through a Lease in
 	// LeaderElectionNamespace.
 	LeaderElection          bool
@@ -56,7 +63,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  o.Log,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "gantry-controller.gantry.dev",
@@ -93,4 +100,16 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 		return nil, nil, err
 	}
 	return mgr, c, nil
+}
+
+// metricsOptions is how the manager serves /metrics: plain HTTP, or secure serving
+// behind the API server's authentication and authorization.
+func metricsOptions(o ManagerOptions) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.MetricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		opts.CertDir = o.MetricsCertDir
+	}
+	return opts
 }

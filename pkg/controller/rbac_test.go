@@ -9,6 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
@@ -17,23 +18,37 @@ import (
 // lacks fails here rather than in a user's cluster.
 func TestControllerRunsWithShippedRBAC(t *testing.T) {
 	f := newFixture(t)
-	data, err := os.ReadFile("../../config/rbac/role.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.create(k8s.MakeNode("rbac-1").H100(8).Obj(), k8s.MakeFlavor("h100").Obj(),
+		k8s.MakeClusterQueue("rbac-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "rbac-cq").Obj())
+	f.startControllerAs(f.shippedIdentity())
+	f.create(k8s.MakeJob("", "j").Queue("lq").Pods(2).GPUs("4").Obj())
+	f.waitBound("j", 2)
+}
+
+// shippedIdentity creates a service account with exactly config/rbac/role.yaml and
+// returns a config acting as it.
+func (f *fixture) shippedIdentity() *rest.Config {
+	f.t.Helper()
 	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		t.Fatalf("config/rbac/role.yaml: %v", err)
-	}
-	f.create(&role, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}},
+	f.createFromFile("../../config/rbac/role.yaml", &role)
+	f.create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "gantry-controller", Namespace: f.ns}}})
-	f.create(k8s.MakeNode("rbac-1").H100(8).Obj(), k8s.MakeFlavor("h100").Obj(),
-		k8s.MakeClusterQueue("rbac-cq").Quota("h100", "nvidia.com/gpu", "8").Obj(), k8s.MakeLocalQueue("", "lq", "rbac-cq").Obj())
 	cfg := rest.CopyConfig(testEnv.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + f.ns + ":gantry-controller"}
-	f.startControllerAs(cfg)
-	f.create(k8s.MakeJob("", "j").Queue("lq").Pods(2).GPUs("4").Obj())
-	f.waitBound("j", 2)
+	return cfg
+}
+
+// createFromFile creates the object a shipped manifest holds, read strictly.
+func (f *fixture) createFromFile(path string, obj client.Object) {
+	f.t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, obj); err != nil {
+		f.t.Fatalf("%s: %v", path, err)
+	}
+	f.create(obj)
 }
