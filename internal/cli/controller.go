@@ -33,8 +33,10 @@ type controllerFlags struct {
 	qps            float32
 	burst          int
 	// dashboardAddr serves the web dashboard; "0" or empty: off.
-	dashboardAddr string
-	nodeLostAfter time.Duration
+	dashboardAddr  string
+	nodeLostAfter  time.Duration
+	webhookPort    int
+	webhookCertDir string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -53,6 +55,8 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", `address of /metrics ("0" disables)`)
 	fl.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve /metrics over HTTPS to callers the API server authenticates and authorizes for GET /metrics (false: plain HTTP to anyone)")
+	fl.IntVar(&f.webhookPort, "webhook-port", 0, "serve the admission webhooks (suspend queued Jobs on create, validate queue objects) on this port; 0: off")
+	fl.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with the webhooks' tls.crt and tls.key (cert-manager's Secret, mounted)")
 	fl.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for /metrics (empty: a self-signed certificate)")
 	fl.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fl.StringVar(&f.dashboardAddr, "dashboard-bind-address", "0", `address of the web dashboard ("0" disables; a port alone means 127.0.0.1)`)
@@ -98,6 +102,7 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 			Interval: f.interval, Resync: f.resync, Seed: f.seed, NodeLostAfter: f.nodeLostAfter,
 		},
 		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr, MetricsSecure: f.metricsSecure, MetricsCertDir: f.metricsCertDir,
+		WebhookPort: f.webhookPort, WebhookCertDir: f.webhookCertDir,
 		LeaderElection: f.leaderElect, LeaderElectionNamespace: f.leaderNS, Log: log,
 	})
 	if err != nil {

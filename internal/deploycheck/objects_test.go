@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -74,6 +75,14 @@ func newObject(kind string) (any, bool) {
 		return &rbacv1.RoleBinding{}, true
 	case "CustomResourceDefinition":
 		return &apiextv1.CustomResourceDefinition{}, true
+	case "MutatingWebhookConfiguration":
+		return &admissionregistrationv1.MutatingWebhookConfiguration{}, true
+	case "ValidatingWebhookConfiguration":
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{}, true
+	case "Certificate":
+		return &certificate{}, true
+	case "Issuer":
+		return &issuer{}, true
 	}
 	return newMonitoringObject(kind)
 }

@@ -2,6 +2,7 @@ package deploycheck
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,7 +124,9 @@ func helmFuncs(tpl *template.Template) template.FuncMap {
 			}
 			return v
 		},
-		"quote": func(v any) string { return fmt.Sprintf("%q", fmt.Sprint(v)) },
+		"quote":  func(v any) string { return fmt.Sprintf("%q", fmt.Sprint(v)) },
+		"list":   func(v ...any) []any { return v },
+		"b64enc": func(v any) string { return base64.StdEncoding.EncodeToString([]byte(fmt.Sprint(v))) },
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // ManagerOptions configure the process around the controller.
@@ -26,6 +27,12 @@ type ManagerOptions struct {
 	// MetricsCertDir's tls.crt and tls.key, or a self-signed one when that is empty.
 	MetricsSecure  bool
 	MetricsCertDir string
+	// WebhookPort serves the admission webhooks (webhook.go) over HTTPS on
+	// WebhookHost:WebhookPort with WebhookCertDir's tls.crt and tls.key (cert-manager's
+	// Certificate, or any Secret mounted there); 0: no webhooks.
+	WebhookPort    int
+	WebhookHost    string
+	WebhookCertDir string
 	// LeaderElection makes replicas elect one active controller through a Lease in
 	// LeaderElectionNamespace.
 	LeaderElection          bool
@@ -64,6 +71,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 		Scheme:                  scheme,
 		Logger:                  o.Log,
 		Metrics:                 metricsOptions(o),
+		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.WebhookCertDir}),
 		HealthProbeBindAddress:  o.HealthAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "gantry-controller.gantry.dev",
@@ -87,6 +95,9 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 	c.watch.informers = mgr.GetCache()
 	if err := mgr.Add(c); err != nil {
 		return nil, nil, err
+	}
+	if o.WebhookPort > 0 {
+		registerWebhooks(mgr) // served by every replica, leader or not
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, nil, err

@@ -27,6 +27,24 @@ type Typed struct {
 // returned alongside errors are for diagnostics only.
 func LoadTyped(source string, in Typed) (*api.Objects, error) {
 	l := newLoader()
+	l.addTyped(source, in)
+	return l.finish()
+}
+
+// CheckTyped runs the checks each object passes on its own: fields, cross-field rules
+// and quantities, everything but references to other objects (flavors, cohorts,
+// queues), which may be created later. It is what a validating admission webhook can
+// ask of one object at a time; LoadTyped makes the same checks and resolves references.
+func CheckTyped(source string, in Typed) error {
+	l := newLoader()
+	l.addTyped(source, in)
+	if len(l.errs) > 0 {
+		return l.errs.sorted()
+	}
+	return nil
+}
+
+func (l *loader) addTyped(source string, in Typed) {
 	addEach(l, source, "ResourceFlavor", in.Flavors, (*loader).addResourceFlavor)
 	addEach(l, source, "Cohort", in.Cohorts, (*loader).addCohort)
 	addEach(l, source, "ClusterQueue", in.ClusterQueues, (*loader).addClusterQueue)
@@ -34,7 +52,6 @@ func LoadTyped(source string, in Typed) (*api.Objects, error) {
 	addEach(l, source, "WorkloadPriorityClass", in.WorkloadPriorityClasses, (*loader).addWorkloadPriorityClass)
 	addEach(l, source, "Topology", in.Topologies, (*loader).addTopology)
 	addEach(l, source, "Namespace", in.Namespaces, (*loader).addNamespace)
-	return l.finish()
 }
 
 // addEach converts objs of one kind, each with its own error context.

@@ -110,3 +110,22 @@ func TestLoadTypedErrorsNameObjectAndField(t *testing.T) {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCheckTypedLeavesReferences: CheckTyped reports an object's own problems, with
+// kind, name and field, and none about objects it names that are not there (they may
+// be created after it).
+func TestCheckTypedLeavesReferences(t *testing.T) {
+	in := typedOf(t)
+	in.ClusterQueues[0].Spec.QueueingStrategy = "Random"
+	in.LocalQueues[0].Spec.ClusterQueue = "missing"
+	err := CheckTyped("webhook", Typed{ClusterQueues: in.ClusterQueues, LocalQueues: in.LocalQueues})
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 ||
+		list[0].Error() != `webhook: ClusterQueue batch: spec.queueingStrategy: unknown value "Random": want StrictFIFO or BestEffortFIFO` {
+		t.Fatalf("CheckTyped = %v; want only the queueing strategy", err)
+	}
+	in = typedOf(t)
+	if err := CheckTyped("webhook", Typed{LocalQueues: in.LocalQueues}); err != nil {
+		t.Errorf("a LocalQueue whose ClusterQueue is not created yet: %v", err)
+	}
+}
