@@ -104,7 +104,7 @@ func TestPassesMakeNoListCalls(t *testing.T) {
 	f := newFixture(t)
 	f.h100Queue("nl-1", 4, "nl-cq", "4")
 	var log requestLog
-	cfg := rest.CopyConfig(testEnv.Config)
+	cfg := rest.CopyConfig(f.shippedIdentity())
 	cfg.Wrap(log.wrap)
 	f.startControllerAs(cfg)
 	f.eventually(10*time.Second, "first pass", func() (bool, string) { return f.passCount() > 0, "no pass yet" })

@@ -45,6 +45,8 @@ type fixture struct {
 	done   chan struct{}
 	reg    *prometheus.Registry // the running controller's metrics
 	ctl    *Controller          // the running controller
+	// identity acts as the shipped roles' service account (shippedIdentity), made once.
+	identity *rest.Config
 	// tune adjusts the controller's options before each start (nil: the defaults);
 	// manager the process's (metrics serving).
 	tune    func(*Options)
@@ -123,7 +125,9 @@ func isNamespaced(o client.Object) bool {
 }
 
 // startController runs a fresh Gantry controller (a new process, as far as state goes).
-func (f *fixture) startController() { f.startControllerAs(testEnv.Config) }
+// It acts as a service account holding exactly the shipped roles (config/rbac), so a
+// permission the code needs and the roles lack fails in every test, not in a cluster.
+func (f *fixture) startController() { f.startControllerAs(f.shippedIdentity()) }
 
 // startControllerAs runs the controller with the given identity.
 func (f *fixture) startControllerAs(cfg *rest.Config) {

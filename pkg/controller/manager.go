@@ -76,6 +76,10 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "gantry-controller.gantry.dev",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// A leader that stops (a rolling update, SIGTERM) hands the Lease back, so the
+		// standby takes over within a retry period instead of a lease duration; the
+		// process exits right after the manager returns, as `gantry controller` does.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller: manager: %w", err)

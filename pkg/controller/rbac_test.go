@@ -25,18 +25,30 @@ func TestControllerRunsWithShippedRBAC(t *testing.T) {
 	f.waitBound("j", 2)
 }
 
-// shippedIdentity creates a service account with exactly config/rbac/role.yaml and
-// returns a config acting as it.
+// shippedIdentity creates, once per test, a service account holding exactly the
+// shipped roles: config/rbac/role.yaml cluster-wide and the leader election Role in the
+// test's namespace (where a leader-electing controller keeps its Lease). It returns a
+// config acting as that account.
 func (f *fixture) shippedIdentity() *rest.Config {
 	f.t.Helper()
+	if f.identity != nil {
+		return f.identity
+	}
 	var role rbacv1.ClusterRole
 	f.createFromFile("../../config/rbac/role.yaml", &role)
-	f.create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"}},
+	var election rbacv1.Role
+	f.createFromFile("../../config/rbac/leader_election_role.yaml", &election)
+	sa := rbacv1.Subject{Kind: "ServiceAccount", Name: "gantry-controller", Namespace: f.ns}
+	f.create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa.Name}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gantry-controller"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "gantry-controller", Namespace: f.ns}}})
+			Subjects: []rbacv1.Subject{sa}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: election.Name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: election.Name},
+			Subjects: []rbacv1.Subject{sa}})
 	cfg := rest.CopyConfig(testEnv.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + f.ns + ":gantry-controller"}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + f.ns + ":" + sa.Name}
+	f.identity = cfg
 	return cfg
 }
 
