@@ -35,8 +35,9 @@ type Env struct {
 	// kubectl or `gantry controller --kubeconfig` against the test cluster).
 	Kubeconfig string
 
-	dir   string
-	procs []*process // in start order; stopped in reverse
+	dir      string
+	procs    []*process // in start order; stopped in reverse
+	restarts int        // numbers the logs of restarted programs (Crash)
 }
 
 // Start runs etcd and kube-apiserver (and kube-controller-manager when asked) and

@@ -15,6 +15,8 @@ import (
 // process is one control-plane program with its log file.
 type process struct {
 	name    string
+	bin     string // with args: what a restart runs again
+	args    []string
 	cmd     *exec.Cmd
 	logPath string
 	exited  chan struct{}
@@ -42,7 +44,7 @@ func startProcess(dir, name, bin string, args []string) (*process, error) {
 		logFile.Close()
 		return nil, fmt.Errorf("kubeenv: start %s (%s): %w", name, bin, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	p := &process{name: name, bin: bin, args: args, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
@@ -120,4 +122,12 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// kill ends the process at once (SIGKILL), as a crash would.
+func (p *process) kill() {
+	if p.running() {
+		_ = p.cmd.Process.Kill()
+	}
+	<-p.exited
 }
