@@ -88,19 +88,19 @@ func podOrder(p *corev1.Pod) string {
 	return p.Name
 }
 
-// bindGang annotates every pod with its devices and slot, then binds them all through
-// the Binding subresource, each step for the whole gang at once (concurrently).
-// Annotation comes first so the device plugin never sees a bound pod without its
-// devices; an "already bound" answer counts as done. It returns the pods bound.
+// bindGang binds every pod of the gang through the Binding subresource, concurrently.
+// The Binding carries the pod's devices, slot and Workload as annotations, which the API
+// server copies onto the pod in the same write: a pod is never bound without its
+// devices (the device plugin reads them) nor annotated without being bound, and one
+// request per pod does both. An "already bound" answer counts as done. It returns the
+// pods bound.
 func bindGang(ctx context.Context, c client.Client, wl *v1alpha1.Workload, bs []binding) (int, error) {
-	if err := forEach(bs, func(b binding) error { return annotatePod(ctx, c, wl, b) }); err != nil {
-		return 0, err
-	}
 	var bound atomic.Int64
 	err := forEach(bs, func(b binding) error {
 		target := &corev1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: b.pod.Name, Namespace: b.pod.Namespace, UID: b.pod.UID},
-			Target:     corev1.ObjectReference{Kind: "Node", Name: b.slot.Node},
+			ObjectMeta: metav1.ObjectMeta{Name: b.pod.Name, Namespace: b.pod.Namespace, UID: b.pod.UID,
+				Annotations: bindingAnnotations(wl, b)},
+			Target: corev1.ObjectReference{Kind: "Node", Name: b.slot.Node},
 		}
 		err := c.SubResource("binding").Create(ctx, b.pod, target)
 		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
@@ -127,31 +127,12 @@ func forEach(bs []binding, fn func(binding) error) error {
 	return errors.Join(errs...)
 }
 
-func annotatePod(ctx context.Context, c client.Client, wl *v1alpha1.Workload, b binding) error {
-	want := map[string]string{
+// bindingAnnotations are what a bound pod carries: its devices, its slot in the gang and
+// its Workload.
+func bindingAnnotations(wl *v1alpha1.Workload, b binding) map[string]string {
+	return map[string]string{
 		AnnotationDevices:  strings.Join(b.slot.Devices, ","),
 		AnnotationPodSlot:  slotName(b.slot),
 		AnnotationWorkload: wlKey(wl),
 	}
-	same := true
-	for k, v := range want {
-		if b.pod.Annotations[k] != v {
-			same = false
-		}
-	}
-	if same {
-		return nil
-	}
-	// The pod is the cache's: the edit goes on a copy.
-	upd := b.pod.DeepCopy()
-	if upd.Annotations == nil {
-		upd.Annotations = map[string]string{}
-	}
-	for k, v := range want {
-		upd.Annotations[k] = v
-	}
-	if err := c.Patch(ctx, upd, client.MergeFrom(b.pod)); err != nil {
-		return fmt.Errorf("annotate pod %s/%s: %w", b.pod.Namespace, b.pod.Name, err)
-	}
-	return nil
 }

@@ -21,7 +21,7 @@ import (
 
 // TestChaos runs `gantry controller` as a real process against the test control plane
 // and breaks things while ten gangs of 2 x 4 GPUs compete for 32 GPUs: kill -9 of the
-// controller (once right after a pod was annotated and before it was bound), crashes
+// controller (once after a gang's admission and before all its Bindings), crashes
 // of kube-apiserver and of etcd, a node deleted under a running gang (a fresh one
 // joins), and jobs finishing. After each blow, once the controller has settled: no
 // device is in two pods, no gang is partly bound, every Workload is admitted with all
@@ -54,16 +54,17 @@ func TestChaos(t *testing.T) {
 		do   func()
 	}{
 		{"kill -9 the controller", func() { ctl.kill(); ctl = startGantry(t, bin) }},
-		{"kill -9 between annotation and binding", func() {
-			// Each finish frees a slot, so a gang gets bound next; the window between the
-			// two writes is short, so up to three chances to hit it.
+		{"kill -9 between admission and binding", func() {
+			// Each finish frees a slot, so a gang is admitted and bound next; the window
+			// between the Workload's admission and its pods' Bindings is short, so up to
+			// three chances to hit it.
 			caught := false
 			for try := 0; try < 3 && !caught; try++ {
 				f.finishJob(f.runningJob(jobs, rng))
-				caught = f.waitAnnotatedUnbound(5 * time.Second)
+				caught = f.waitAdmittedUnbound(jobs, 5*time.Second)
 			}
 			ctl.kill()
-			t.Logf("killed with a pod annotated and not bound: %v", caught)
+			t.Logf("killed with a gang admitted and not all bound: %v", caught)
 			ctl = startGantry(t, bin)
 		}},
 		{"crash kube-apiserver", func() { f.crash("kube-apiserver") }},
@@ -152,16 +153,22 @@ func (f *fixture) nodeOfRunning(jobs []string, rng *rand.Rand) string {
 	return f.jobPods(f.runningJob(jobs, rng))[0].Spec.NodeName
 }
 
-// waitAnnotatedUnbound waits until a pod has its devices written and no node yet: the
-// moment between the controller's two writes (it may pass unseen; the kill still counts).
-func (f *fixture) waitAnnotatedUnbound(timeout time.Duration) bool {
+// waitAdmittedUnbound waits until a gang is admitted and not all its pods are bound:
+// the moment between the controller's admission and its Bindings (it may pass unseen;
+// the kill still counts).
+func (f *fixture) waitAdmittedUnbound(jobs []string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		var pods corev1.PodList
-		if err := f.c.List(f.ctx, &pods, client.InNamespace(f.ns)); err == nil {
-			for _, p := range pods.Items {
-				if p.Spec.NodeName == "" && p.Annotations[AnnotationDevices] != "" {
-					return true
+		var wls v1alpha1.WorkloadList
+		if err := f.c.List(f.ctx, &wls, client.InNamespace(f.ns)); err == nil {
+			for _, wl := range wls.Items {
+				if wl.Status.Admission == nil || wl.Status.State == v1alpha1.StateFinished {
+					continue
+				}
+				for _, j := range jobs {
+					if WorkloadNameForJob(j) == wl.Name && boundCount(f.jobPods(j)) < 2 {
+						return true
+					}
 				}
 			}
 		}
