@@ -29,6 +29,7 @@ type simFlags struct {
 	// to compare run times; decisions are the same.
 	retryAll bool
 	requeue  engine.RequeuePolicy
+	strict   bool
 }
 
 func (f *simFlags) register(cmd *cobra.Command) {
@@ -40,6 +41,7 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
 	cmd.Flags().DurationVar(&f.grace, "grace", engine.DefaultPolicy().Grace, "preemption notice: time a victim gets to checkpoint")
 	requeueFlags(cmd.Flags(), &f.requeue)
+	cmd.Flags().BoolVar(&f.strict, "strict", false, strictHelp)
 	cmd.Flags().BoolVar(&f.retryAll, "retry-all", false, "hand every pending workload to every cycle instead of parking inadmissible ones until a relevant change (same decisions, slower; for comparison)")
 }
 
@@ -56,6 +58,12 @@ func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error)
 		if objs, err = manifest.Load(f.files, stdin); err != nil {
 			return nil, err
 		}
+		if f.strict {
+			if problems := skippedProblems(objs); len(problems) > 0 {
+				return nil, problems
+			}
+		}
+		warnSkipped(stderr, objs)
 	}
 	for _, t := range f.traces {
 		more, notes, err := loadTrace(t)

@@ -15,6 +15,7 @@ import (
 // every manifest, print what was understood, or every problem found (and exit non-zero).
 func newValidateCommand() *cobra.Command {
 	var files []string
+	var strict bool
 	var output *outputFormat
 	cmd := &cobra.Command{
 		Use:   "validate -f PATH...",
@@ -33,19 +34,26 @@ func newValidateCommand() *cobra.Command {
 			if len(files) == 0 {
 				return fmt.Errorf("no input: give manifests with -f PATH (a file, a folder or - for stdin)")
 			}
-			return validateAndPrint(cmd, files, *output)
+			return validateAndPrint(cmd, files, strict, *output)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, folder or - for stdin (repeatable)")
+	cmd.Flags().BoolVar(&strict, "strict", false, strictHelp)
 	output = addOutputFlag(cmd)
 	return cmd
 }
 
 // validateAndPrint loads the inputs and prints the summary or the problems in format out.
-func validateAndPrint(cmd *cobra.Command, files []string, out outputFormat) error {
+func validateAndPrint(cmd *cobra.Command, files []string, strict bool, out outputFormat) error {
 	problems, objs, err := loadForValidate(files, cmd.InOrStdin())
 	if err != nil {
 		return err
+	}
+	if strict {
+		problems = append(problems, skippedProblems(objs)...)
+		sortProblems(problems)
+	} else if !out.machine() {
+		warnSkipped(cmd.ErrOrStderr(), objs)
 	}
 	if len(problems) == 0 {
 		// Only on input that loads: a request no node of the cluster could ever hold.

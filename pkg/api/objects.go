@@ -13,4 +13,21 @@ type Objects struct {
 	NodePools       []NodePool
 	Nodes           []Node
 	Events          []ClusterEvent
+	// Skipped are objects read and left out because they do not affect scheduling
+	// (a ConfigMap beside a RayJob, the Services of a cluster dump); commands say so,
+	// one line each, and `--strict` makes them errors.
+	Skipped []Skipped
+}
+
+// Skipped is one object the loader left out, and why.
+type Skipped struct {
+	Source     Source
+	APIVersion string
+	Kind       string
+	Name       string // namespace/name or name
+	Why        string
+}
+
+func (s Skipped) String() string {
+	return s.Source.String() + ": " + s.Kind + " " + s.Name + ": skipped: " + s.Why
 }

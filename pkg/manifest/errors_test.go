@@ -221,14 +221,14 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	input := docs(
 		k8s.MakeClusterQueue("a").Quota("ghost", "cpu", "-1").YAML(),
 		k8s.MakeLocalQueue("ns", "q", "missing").YAML(),
-		"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
+		"apiVersion: v1\nkind: Widget\nmetadata:\n  name: s\n",
 	)
 	list := loadErrors(t, input)
 	want := []string{
 		"in.yaml:9: ClusterQueue a: spec.resourceGroups[0].flavors[0].name: ResourceFlavor \"ghost\" not found",
 		"in.yaml:12: ClusterQueue a: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: quantity -1 is negative",
 		"in.yaml:20: LocalQueue ns/q: spec.clusterQueue: ClusterQueue \"missing\" not found",
-		"in.yaml:23: Secret s: kind: unknown kind \"Secret\" for apiVersion v1; supported: List, Namespace, Node, Pod",
+		"in.yaml:23: Widget s: kind: unknown kind \"Widget\" for apiVersion v1; supported: List, Namespace, Node, Pod",
 	}
 	if got := strings.Split(list.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -55,6 +55,9 @@ func (l *loader) document(d document) {
 		l.list(d, c)
 		return
 	}
+	if l.skipNonScheduling(d, apiVersion, kind, name) {
+		return
+	}
 	h, field, msg := lookupKind(apiVersion, kind)
 	if h == nil {
 		c.add(field, "%s", msg)
