@@ -48,8 +48,11 @@ type NamedPolicy struct {
 
 // FragConfig is one fragmentation experiment (see /work/shared/traces/README.md).
 type FragConfig struct {
-	Nodes []api.NodePool
-	Pods  []FragPod
+	// Variant names the pod list in the runs (e.g. "default" for
+	// openb_pod_list_default.csv).
+	Variant string
+	Nodes   []api.NodePool
+	Pods    []FragPod
 	// InflatePercent is how much GPU demand arrives, in percent of the cluster's GPUs
 	// (130 in the paper).
 	InflatePercent int64
@@ -62,22 +65,24 @@ type FragConfig struct {
 
 // FragPoint is one point of a run's curve: after the arrivals that reached
 // ArrivedPermille of cluster capacity, the GPU demand that arrived and was allocated.
+// The metrics are read from these integers (see frag_report.go), never from rounded
+// values.
 type FragPoint struct {
 	ArrivedPermille int64              `json:"arrivedPermille"`
 	Arrived         resources.MilliGPU `json:"arrived"`
 	Allocated       resources.MilliGPU `json:"allocated"`
-	// UnallocatedPermille = 1000 × (Arrived − Allocated) / Arrived.
-	UnallocatedPermille int64 `json:"unallocatedPermille"`
 }
 
-// FragRun is one policy × seed run.
+// FragRun is one policy × seed run. Capacity is the cluster's GPUs.
 type FragRun struct {
-	Policy string      `json:"policy"`
-	Seed   int64       `json:"seed"`
-	Pods   int         `json:"pods"`
-	Placed int         `json:"placed"`
-	Failed int         `json:"failed"`
-	Curve  []FragPoint `json:"curve"`
+	Variant  string             `json:"variant,omitempty"`
+	Policy   string             `json:"policy"`
+	Seed     int64              `json:"seed"`
+	Capacity resources.MilliGPU `json:"capacity"`
+	Pods     int                `json:"pods"`
+	Placed   int                `json:"placed"`
+	Failed   int                `json:"failed"`
+	Curve    []FragPoint        `json:"curve"`
 }
 
 // At returns the curve point at the first step at or above permille of capacity (the
@@ -142,7 +147,7 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 	if err != nil {
 		return FragRun{}, fmt.Errorf("bench frag: policy %s: %w", pol.Name, err)
 	}
-	run := FragRun{Policy: pol.Name, Seed: seed, Pods: len(seq)}
+	run := FragRun{Variant: cfg.Variant, Policy: pol.Name, Seed: seed, Capacity: capacity, Pods: len(seq)}
 	var arrived, allocated resources.MilliGPU
 	next := cfg.CurveStepPermille
 	for i, p := range seq {
@@ -159,18 +164,13 @@ func RunFragOnce(cfg FragConfig, pol NamedPolicy, seed int64) (FragRun, error) {
 			run.Failed++
 		}
 		for int64(arrived)*1000 >= next*int64(capacity) {
-			run.Curve = append(run.Curve, fragPoint(next, arrived, allocated))
+			run.Curve = append(run.Curve, FragPoint{ArrivedPermille: next, Arrived: arrived, Allocated: allocated})
 			next += cfg.CurveStepPermille
 		}
 	}
 	cfg.Progress.report(len(seq), len(seq))
 	if last := report.Permille(int64(arrived), int64(capacity)); len(run.Curve) == 0 || run.Curve[len(run.Curve)-1].ArrivedPermille < last {
-		run.Curve = append(run.Curve, fragPoint(last, arrived, allocated))
+		run.Curve = append(run.Curve, FragPoint{ArrivedPermille: last, Arrived: arrived, Allocated: allocated})
 	}
 	return run, nil
-}
-
-func fragPoint(at int64, arrived, allocated resources.MilliGPU) FragPoint {
-	return FragPoint{ArrivedPermille: at, Arrived: arrived, Allocated: allocated,
-		UnallocatedPermille: report.Permille(int64(arrived-allocated), int64(arrived))}
 }

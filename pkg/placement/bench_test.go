@@ -81,7 +81,8 @@ func BenchmarkGang32On10000NodesFitCache(b *testing.B) {
 const openbDir = "../../../shared/traces/alibaba-gpu-v2023/csv/"
 
 // BenchmarkFGD8000PodsOpenb places 8,000 single pods drawn from the openb pod list with
-// the fgd policy on the 1,213 openb GPU nodes (fractional sharing). One op is all 8,000.
+// Gantry's policy (the fragmentation scorer, learning the shapes as pods arrive) on the
+// 1,213 openb GPU nodes (fractional sharing). One op is all 8,000.
 func BenchmarkFGD8000PodsOpenb(b *testing.B) {
 	nodeRows := readCSV(b, openbDir+"openb_node_list_gpu_node.csv")
 	podRows := readCSV(b, openbDir+"openb_pod_list_default.csv")
@@ -116,7 +117,7 @@ func BenchmarkFGD8000PodsOpenb(b *testing.B) {
 	placed := 0
 	for n := 0; n < b.N; n++ {
 		ov, shapes := s.Overlay(), placement.NewShapeStats()
-		pol, _ := placement.NewPolicy(placement.PolicyFGD, shapes)
+		pol, _ := placement.NewPolicy(placement.PolicyGantry, shapes)
 		r := rand.New(rand.NewSource(42))
 		placed = 0
 		for k, p := range pods {

@@ -291,7 +291,7 @@ func TestCandidatesChangeNoDecision(t *testing.T) {
 					placed++
 				}
 			}
-			pol := &scorePolicy{scorers: scorers}
+			pol := newScanPolicy("test", scorerRule{scorers: scorers})
 			rn, rr := rand.New(rand.NewSource(seed)), rand.New(rand.NewSource(seed))
 			got, gotOK := pol.Choose(ovNew, p, rn)
 			want, wantOK := refChoose(ovRef, p, scorers, rr)
@@ -305,7 +305,7 @@ func TestCandidatesChangeNoDecision(t *testing.T) {
 	}
 }
 
-// refChoose is scorePolicy.Choose as it was: every node, static checks per node.
+// refChoose is a scan policy's Choose done plainly: every node, static checks per node.
 func refChoose(ov *cluster.Overlay, p *PodRequest, scorers []WeightedScorer, rnd *rand.Rand) (Choice, bool) {
 	best, ties := Choice{Node: -1}, 0
 	var bestScore int64

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -11,12 +12,17 @@ import (
 // ShapeStats is the distribution of GPU pod shapes seen so far, learned online: the
 // engine calls Observe on each arrival and the fragmentation scorer reads it. A shape is
 // the pod's GPU class (a fraction of one GPU, milli below 1000, or a number of whole
-// GPUs) together with its cpu and memory (binned, see shapeKey), because a node whose
-// cpu or memory cannot host a shape wastes all its free GPU for that shape (Weng et al.,
-// ATC'23). CPU-only pods are not counted: by the paper's definition every free GPU is
+// GPUs) together with its cpu and memory (binned, see shapeKey) and where it may run (its
+// node selector and required affinity, see fgd_where.go), because a node whose cpu,
+// memory or labels cannot host a shape wastes all its free GPU for that shape (Weng et
+// al., ATC'23). CPU-only pods are not counted: by the paper's definition every free GPU is
 // fragment for them wherever they land, a term that is the same for every node and so
-// cannot change a ranking. Counts are integers, so the expectation is exact. Not safe
-// for concurrent Observe and Score.
+// cannot change a ranking. Counts are integers, so the expectation is exact.
+//
+// It also keeps the paper's own view of the same pods (paperCounts: exact cpu, GPU and
+// model constraint, CPU-only pods included) for the paper's FGD policy.
+//
+// Not safe for concurrent Observe and Score.
 type ShapeStats struct {
 	// classes are the distinct GPU classes, each with its shapes sorted by cpu so that
 	// the shapes a node's cpu cannot host are a suffix of the class.
@@ -26,10 +32,19 @@ type ShapeStats struct {
 	cpuBin, memBin resources.Amount
 	kinds          int
 	total          int64
+	// observed counts every Observe, CPU-only pods included (Version).
+	observed int64
+	// where numbers the places shapes may run.
+	where whereTable
+	// load sums the demand of the pods and the capacity of the nodes observed, for the
+	// stranding and place pressure terms (fgd_load.go).
+	load loadStats
+	// paper counts pods by the paper's shape (fgd_paper.go).
+	paper paperCounts
 }
 
 // shapeClass is one GPU class (milli > 0: a fraction; units > 0: whole GPUs) and the
-// cpu/memory variants seen with it.
+// cpu/memory/place variants seen with it.
 type shapeClass struct {
 	milli  resources.MilliGPU
 	units  int
@@ -37,9 +52,11 @@ type shapeClass struct {
 	shapes []cpuMemShape
 }
 
-// cpuMemShape is one binned cpu/memory request with the count of pods that asked it.
+// cpuMemShape is one binned cpu/memory request and place with the count of pods that
+// asked it.
 type cpuMemShape struct {
 	cpu, mem resources.Amount
+	where    placeID
 	count    int64
 }
 
@@ -63,27 +80,61 @@ func NewShapeStats() *ShapeStats {
 // Total is the number of GPU pods observed.
 func (s *ShapeStats) Total() int64 { return s.total }
 
-// Observe records one arriving pod's per-pod requests. Pods without a GPU request and
-// requests the device model cannot parse are ignored.
+// Version changes whenever a pod is observed: scores read under one version may be
+// kept while it stays.
+func (s *ShapeStats) Version() int64 { return s.observed }
+
+// Observe records one arriving pod's per-pod requests, as a pod that may run anywhere.
+// Pods without a GPU request and requests the device model cannot parse are ignored.
 func (s *ShapeStats) Observe(requests resources.Vector) {
-	r, err := devices.ParseRequest(requests)
-	if err != nil || r.IsZero() {
-		return
-	}
-	cpu, mem := max(requests[resources.CPU], 0), max(requests[resources.Memory], 0)
-	switch {
-	case r.Milli > 0 && r.Milli < resources.MilliPerGPU:
-		s.observe(r.Milli, 0, cpu, mem)
-	case r.Milli >= resources.MilliPerGPU:
-		s.observe(0, 1, cpu, mem)
-	case r.Units > 0:
-		s.observe(0, int(min(r.Units, math.MaxInt32)), cpu, mem)
-	}
-	// MIG slices and shared replicas are sized by the device model per node, so they
-	// have no node-independent shape and are not counted.
+	s.observeRequests(requests, nil)
 }
 
+// ObservePodSet records one pod of ps: its requests and where it may run (its node
+// selector and required node affinity, such as a GPU model constraint), so that the
+// fragmentation scorer keeps nodes of a scarce model for the pods that can only run
+// there.
+func (s *ShapeStats) ObservePodSet(ps *api.PodSet) {
+	s.observeRequests(ps.Requests, placeOf(ps))
+}
+
+func (s *ShapeStats) observeRequests(requests resources.Vector, place []labelReq) {
+	r, err := devices.ParseRequest(requests)
+	if err != nil {
+		return
+	}
+	s.observed++
+	cpu, mem := max(requests[resources.CPU], 0), max(requests[resources.Memory], 0)
+	where := s.where.id(place)
+	s.load.placeAdded(&s.where)
+	var milli resources.MilliGPU
+	var units int
+	switch {
+	case r.IsZero():
+	case r.Milli > 0 && r.Milli < resources.MilliPerGPU:
+		milli = r.Milli
+	case r.Milli >= resources.MilliPerGPU:
+		units = 1
+	case r.Units > 0:
+		units = int(min(r.Units, math.MaxInt32))
+	default:
+		// MIG slices, shared replicas and memory-only shares are sized by the device
+		// model per node, so they have no node-independent shape and are not counted.
+		return
+	}
+	s.paper.add(paperShape{cpu: cpu, milli: milli, units: units, where: where})
+	s.load.addPod(milli, units, cpu, mem, where)
+	if milli > 0 || units > 0 {
+		s.observeAt(milli, units, cpu, mem, where)
+	}
+}
+
+// observe records a shape that may run anywhere.
 func (s *ShapeStats) observe(milli resources.MilliGPU, units int, cpu, mem resources.Amount) {
+	s.observeAt(milli, units, cpu, mem, 0)
+}
+
+func (s *ShapeStats) observeAt(milli resources.MilliGPU, units int, cpu, mem resources.Amount, where placeID) {
 	if s.cpuBin <= 0 || s.memBin <= 0 {
 		s.cpuBin, s.memBin = initialCPUBin, initialMemBin // a zero ShapeStats value
 	}
@@ -96,7 +147,7 @@ func (s *ShapeStats) observe(milli resources.MilliGPU, units int, cpu, mem resou
 	c := &s.classes[k]
 	c.count++
 	s.total++
-	if c.add(cpuMemShape{cpu: roundUp(cpu, s.cpuBin), mem: roundUp(mem, s.memBin), count: 1}) {
+	if c.add(cpuMemShape{cpu: roundUp(cpu, s.cpuBin), mem: roundUp(mem, s.memBin), where: where, count: 1}) {
 		s.kinds++
 	}
 	// Every class keeps at least one kind, so only the cpu/memory variants beyond one
@@ -114,13 +165,21 @@ func classLess(c shapeClass, milli resources.MilliGPU, units int) bool {
 	return c.milli < milli
 }
 
+// shapeLess orders a class's shapes by cpu, then memory, then place.
+func shapeLess(a, b cpuMemShape) bool {
+	if a.cpu != b.cpu {
+		return a.cpu < b.cpu
+	}
+	if a.mem != b.mem {
+		return a.mem < b.mem
+	}
+	return a.where < b.where
+}
+
 // add merges sh into the class's sorted shapes; true when it is a new kind.
 func (c *shapeClass) add(sh cpuMemShape) bool {
-	i := sort.Search(len(c.shapes), func(i int) bool {
-		x := c.shapes[i]
-		return x.cpu > sh.cpu || (x.cpu == sh.cpu && x.mem >= sh.mem)
-	})
-	if i < len(c.shapes) && c.shapes[i].cpu == sh.cpu && c.shapes[i].mem == sh.mem {
+	i := sort.Search(len(c.shapes), func(i int) bool { return !shapeLess(c.shapes[i], sh) })
+	if i < len(c.shapes) && c.shapes[i].cpu == sh.cpu && c.shapes[i].mem == sh.mem && c.shapes[i].where == sh.where {
 		c.shapes[i].count += sh.count
 		return false
 	}
@@ -138,7 +197,7 @@ func (s *ShapeStats) coarsen() {
 		old := s.classes[k].shapes
 		s.classes[k].shapes = nil
 		for _, sh := range old {
-			if s.classes[k].add(cpuMemShape{cpu: roundUp(sh.cpu, s.cpuBin), mem: roundUp(sh.mem, s.memBin), count: sh.count}) {
+			if s.classes[k].add(cpuMemShape{cpu: roundUp(sh.cpu, s.cpuBin), mem: roundUp(sh.mem, s.memBin), where: sh.where, count: sh.count}) {
 				s.kinds++
 			}
 		}
@@ -156,183 +215,3 @@ func roundUp(v, bin resources.Amount) resources.Amount {
 	}
 	return q * bin
 }
-
-// nodeFree is what fragmentation reads of a node: free cpu, memory and GPU shares.
-type nodeFree struct {
-	cpu, mem resources.Amount
-	gpu      []resources.MilliGPU
-}
-
-// fragmentationAt is the node's expected GPU fragment times the number of observed pods
-// (Weng et al., ATC'23): for each shape, the free GPU milli that shape could not use,
-// weighted by how often it was seen. A shape the node cannot host at all (cpu, memory,
-// no GPU with enough free share, or fewer untouched GPUs than it asks) cannot use any of
-// the free GPU. Otherwise, for a fraction m the GPUs with less than m free are fragment,
-// and for whole GPUs the partly used GPUs are.
-func (s *ShapeStats) fragmentationAt(n nodeFree) int64 {
-	// The positive free shares, sorted, so that the fraction classes (sorted by milli)
-	// read "free below m" as a growing prefix instead of scanning every GPU per class.
-	var buf [16]resources.MilliGPU
-	parts := buf[:0]
-	var sumAll, sumPartial int64
-	full := 0
-	for _, f := range n.gpu {
-		if f <= 0 {
-			continue
-		}
-		sumAll += int64(f)
-		if f >= resources.MilliPerGPU {
-			full++
-		} else {
-			sumPartial += int64(f)
-		}
-		parts = insertSorted(parts, f)
-	}
-	if sumAll == 0 {
-		return 0 // nothing free, nothing fragmented
-	}
-	var frag, below int64
-	p := 0
-	for k := range s.classes {
-		c := &s.classes[k]
-		hosted := c.hostedCount(n.cpu, n.mem)
-		frag += (c.count - hosted) * sumAll
-		var g int64
-		switch {
-		case c.units > 0 && full >= c.units:
-			g = sumPartial
-		case c.units > 0:
-			g = sumAll
-		default:
-			for p < len(parts) && parts[p] < c.milli {
-				below += int64(parts[p])
-				p++
-			}
-			g = below
-		}
-		frag += hosted * g
-	}
-	return frag
-}
-
-// insertSorted inserts f into the ascending slice xs.
-func insertSorted(xs []resources.MilliGPU, f resources.MilliGPU) []resources.MilliGPU {
-	xs = append(xs, f)
-	i := len(xs) - 1
-	for i > 0 && xs[i-1] > f {
-		xs[i] = xs[i-1]
-		i--
-	}
-	xs[i] = f
-	return xs
-}
-
-// hostedCount is the number of the class's pods whose cpu and memory fit: the shapes are
-// sorted by cpu, so the scan stops at the first one whose cpu does not.
-func (c *shapeClass) hostedCount(cpu, mem resources.Amount) int64 {
-	var n int64
-	for _, sh := range c.shapes {
-		if sh.cpu > cpu {
-			break
-		}
-		if sh.mem <= mem {
-			n += sh.count
-		}
-	}
-	return n
-}
-
-// delta is fragmentationAt(after) - fragmentationAt(before) for a pod of cpu and mem
-// taking devs (a device's GPU index is its position in before.gpu).
-func (s *ShapeStats) delta(before nodeFree, cpu, mem resources.Amount, devs []devices.Device) int64 {
-	var buf [16]resources.MilliGPU
-	gpu := buf[:0]
-	if len(before.gpu) > len(buf) {
-		gpu = make([]resources.MilliGPU, 0, len(before.gpu))
-	}
-	gpu = append(gpu, before.gpu...)
-	for _, d := range devs {
-		if d.GPU >= 0 && d.GPU < len(gpu) {
-			gpu[d.GPU] -= d.Milli
-		}
-	}
-	after := nodeFree{cpu: subFloor(before.cpu, cpu), mem: subFloor(before.mem, mem), gpu: gpu}
-	return s.fragmentationAt(after) - s.fragmentationAt(before)
-}
-
-// subFloor is a-b for a free figure, floored at -1 (overcommitted: hosts nothing).
-func subFloor(a, b resources.Amount) resources.Amount {
-	if b <= 0 {
-		return a
-	}
-	return max(a-b, -1)
-}
-
-// fragScale is the fragmentation growth (milli-GPU) that maps to a zero score: one
-// 8-GPU node going from no fragment to all fragment.
-const fragScale = 8 * int64(resources.MilliPerGPU)
-
-// Fragmentation (FGD) prefers the node whose expected GPU fragmentation grows least when
-// the pod lands, counting the cpu and memory the pod takes from the node (a GPU pod or a
-// CPU-only pod that leaves too little cpu for the typical GPU pod strands the node's free
-// GPUs). With no shapes observed it scores every node the same.
-type Fragmentation struct {
-	Shapes *ShapeStats
-}
-
-func (Fragmentation) Name() string { return ScoreFragmentation }
-
-// Score maps a GPU pod's mean growth Δ (milli-GPU per observed pod, in [-fragScale,
-// fragScale] on up to 8 GPUs) to MaxScore/2 - Δ·(MaxScore/2)/fragScale, clamped; the
-// division by the pod count comes last so that growths below one milli-GPU still rank.
-// CPU-only pods are ranked by cpuOnlyScore.
-func (f Fragmentation) Score(c *Candidate) int64 {
-	if f.Shapes == nil || f.Shapes.total == 0 {
-		return MaxScore / 2
-	}
-	if len(c.GPUFree) == 0 {
-		if len(c.Assignment.Devices) == 0 {
-			return cpuOnlyScore(0, nil) // a node without GPUs is the best home for cpu
-		}
-		return MaxScore / 2
-	}
-	var before nodeFree
-	var cpu, mem resources.Amount
-	switch {
-	case c.nums != nil && c.Pod != nil:
-		before = nodeFree{cpu: c.nums.freeCPU, mem: c.nums.freeMem, gpu: c.GPUFree}
-		cpu, mem = c.Pod.cpu, c.Pod.mem
-	default:
-		before = nodeFree{cpu: c.Free[resources.CPU], mem: c.Free[resources.Memory], gpu: c.GPUFree}
-		if c.Pod != nil {
-			cpu, mem = c.Pod.NonGPU[resources.CPU], c.Pod.NonGPU[resources.Memory]
-		}
-	}
-	d := f.Shapes.delta(before, cpu, mem, c.Assignment.Devices)
-	if len(c.Assignment.Devices) > 0 {
-		// |d| <= total·(GPUs·1000), so d·MaxScore/2 stays far inside int64 for any
-		// realistic pod count (overflow needs ~10^9 observed pods on a 16-GPU node).
-		s := MaxScore/2 - d*(MaxScore/2)/(fragScale*f.Shapes.total)
-		return min(max(s, 0), MaxScore)
-	}
-	return cpuOnlyScore(d/f.Shapes.total, c.GPUFree)
-}
-
-// cpuOnlyScore ranks a pod that takes no GPU: by the mean growth d (milli-GPU per
-// observed pod, never negative: taking cpu or memory can only strand GPUs), then, among
-// equal growth, toward the node with the fewest free GPUs, so that cpu on nodes whose
-// GPUs are gone is used first. Zero growth on a node with tieSpan or more free GPUs
-// scores MaxScore/2, as a GPU pod with zero growth does.
-func cpuOnlyScore(d int64, gpuFree []resources.MilliGPU) int64 {
-	var left int64
-	for _, g := range gpuFree {
-		left += int64(max(g, 0))
-	}
-	full := (min(left, tieSpan*int64(resources.MilliPerGPU)) + int64(resources.MilliPerGPU) - 1) / int64(resources.MilliPerGPU)
-	s := MaxScore/2 - min(max(d, 0), fragScale)*(tieSpan+1) + (tieSpan - full)
-	return min(max(s, 0), MaxScore)
-}
-
-// tieSpan is the free whole-GPU count the CPU-only tie-break tells apart (0..16); one
-// milli-GPU of growth outweighs all of it.
-const tieSpan = 16

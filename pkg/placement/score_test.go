@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"fmt"
 	"testing"
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
@@ -66,11 +67,6 @@ func TestScorers(t *testing.T) {
 		{"fgd: a 500m pod fills a half-used GPU rather than splitting a fresh one", placement.Fragmentation{Shapes: shapes},
 			cand(t, gt.MakeNode("a"), []resources.MilliGPU{500, 1000}, share(0, 500), devices.Fractional, gt.Req("gantry.dev/gpu-milli", "500")),
 			cand(t, gt.MakeNode("b"), []resources.MilliGPU{1000, 1000}, share(0, 500), devices.Fractional, gt.Req("gantry.dev/gpu-milli", "500")), true},
-		{"best-fit prefers the node left with less", placement.BestFit{},
-			cand(t, gt.MakeNode("a"), half, whole(2), devices.Exclusive, oneGPU), cand(t, gt.MakeNode("b"), full, whole(0), devices.Exclusive, oneGPU), true},
-		{"packing puts a share on a partly used GPU", placement.Packing{},
-			cand(t, gt.MakeNode("a"), []resources.MilliGPU{700, 1000}, share(0, 200), devices.Fractional, gt.Req("gantry.dev/gpu-milli", "200")),
-			cand(t, gt.MakeNode("b"), []resources.MilliGPU{1000, 1000}, share(0, 200), devices.Fractional, gt.Req("gantry.dev/gpu-milli", "200")), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,5 +115,38 @@ func TestShapeStats(t *testing.T) {
 	// after, nothing untouched remains, so the 300m is still fragment: Δ = 0.
 	if got := (placement.Fragmentation{Shapes: s}).Score(c); got != placement.MaxScore/2 {
 		t.Fatalf("score = %d, want %d", got, placement.MaxScore/2)
+	}
+}
+
+// Without GPU shapes the default is bin-packing as before; once the workload's GPU shapes
+// are known it is the fragmentation scorer (with taint avoidance), also for queues
+// without a placement policy.
+func TestDefaultScorersFor(t *testing.T) {
+	names := func(ss []placement.WeightedScorer) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Scorer.Name())
+		}
+		return out
+	}
+	empty := placement.NewShapeStats()
+	empty.Observe(gt.Req("cpu", "4")) // CPU-only pods are no GPU shapes
+	withGPU := placement.NewShapeStats()
+	withGPU.Observe(gt.Req("nvidia.com/gpu", "1"))
+	legacy := names(placement.DefaultScorers())
+	for _, tc := range []struct {
+		name   string
+		shapes *placement.ShapeStats
+		want   []string
+	}{
+		{"no shapes", nil, legacy},
+		{"CPU-only shapes", empty, legacy},
+		{"GPU shapes", withGPU, []string{placement.ScoreFragmentation, placement.ScorePreferNoSched}},
+	} {
+		got := names(placement.DefaultScorersFor(tc.shapes))
+		viaPolicy, err := placement.ScorersFor(api.PlacementPolicy{}, tc.shapes)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) || fmt.Sprint(names(viaPolicy)) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: DefaultScorersFor %v, ScorersFor %v (%v), want %v", tc.name, got, names(viaPolicy), err, tc.want)
+		}
 	}
 }

@@ -145,6 +145,13 @@ func ReadOpenBPods(r io.Reader, file string) ([]OpenBPod, error) {
 		if p.NumGPU > 0 && p.GPUMilli == 0 {
 			t.fail("gpu_milli", fmt.Sprintf("pod %q asks for %d GPUs with gpu_milli 0", p.Name, p.NumGPU))
 		}
+		// A share without a GPU count would silently drop GPU demand from the experiment.
+		if p.NumGPU == 0 && p.GPUMilli > 0 {
+			t.fail("gpu_milli", fmt.Sprintf("pod %q asks for gpu_milli %d with num_gpu 0", p.Name, p.GPUMilli))
+		}
+		if p.NumGPU == 0 && len(p.GPUSpec) > 0 {
+			t.fail("gpu_spec", fmt.Sprintf("pod %q names GPU models %v but asks for no GPU", p.Name, p.GPUSpec))
+		}
 		if p.NumGPU > 1 && p.GPUMilli != resources.MilliPerGPU {
 			t.fail("gpu_milli", fmt.Sprintf("pod %q asks for %d GPUs: gpu_milli must be 1000 (shares apply to one GPU only)", p.Name, p.NumGPU))
 		}

@@ -114,6 +114,11 @@ func TestReadOpenBPods(t *testing.T) {
 		{name: "share of several gpus", in: header + "p0,1,1,2,500,,LS,Running,0,1,0\n", wantErr: "must be 1000", wantLine: 2, wantCol: 10},
 		{name: "deleted before scheduled", in: header + "p0,1,1,1,1000,,LS,Running,0,1,5\n", wantErr: "before it is scheduled", wantLine: 2, wantCol: 29},
 		{name: "bad time", in: header + "p0,1,1,1,1000,,LS,Running,x,1,0\n", wantErr: `"creation_time"`, wantLine: 2, wantCol: 27},
+		{name: "negative cpu", in: header + "p0,-1,1,1,1000,,LS,Running,0,1,0\n", wantErr: "out of range", wantLine: 2, wantCol: 4},
+		{name: "negative gpu count", in: header + "p0,1,1,-1,1000,,LS,Running,0,1,0\n", wantErr: "out of range", wantLine: 2, wantCol: 8},
+		{name: "share without a gpu count", in: header + "p0,1,1,0,500,,LS,Running,0,1,0\n", wantErr: "with num_gpu 0", wantLine: 2, wantCol: 10},
+		{name: "models without a gpu", in: header + "p0,1,1,0,0,T4,LS,Running,0,1,0\n", wantErr: "asks for no GPU", wantLine: 2, wantCol: 12},
+		{name: "missing column", in: "name,cpu_milli,memory_mib,gpu_milli\np0,1,1,1000\n", wantErr: `"num_gpu": required column missing`, wantLine: 1, wantCol: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
