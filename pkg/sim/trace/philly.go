@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -53,6 +54,11 @@ func ReadPhillyJobs(r io.Reader, file string) ([]PhillyJob, error) {
 	}
 	var out []PhillyJob
 	for t.next() {
+		if strings.HasPrefix(t.str("duration"), "-") {
+			// Caught here too: the decimal reader takes "-0.5" for half a second.
+			t.fail("duration", fmt.Sprintf("%q is negative: want the job's run time in seconds", t.str("duration")))
+			continue
+		}
 		j := PhillyJob{
 			Duration: t.seconds("duration"),
 			GPUs:     int(t.integer("num_gpus", 1, maxTraceGPUs)),
@@ -112,6 +118,10 @@ type PhillyOptions struct {
 	// NodePercent scales every VC's node share (at least one node each), to study a
 	// smaller or larger cluster under the same jobs; 100 unless set.
 	NodePercent int
+	// Nodes, when positive, is the cluster's whole node count instead: it is split over
+	// the VCs in proportion to their shares (largest remainders, at least one node
+	// each), so a loaded cluster can be sized exactly. NodePercent is then ignored.
+	Nodes int
 }
 
 func (o PhillyOptions) withDefaults() PhillyOptions {
@@ -133,6 +143,9 @@ type PhillyImport struct {
 	Objects *api.Objects
 	Start   time.Time
 	Skipped map[string]int
+	// UnknownVCs counts the jobs skipped as SkipUnknownVC by virtual cluster, so the
+	// skip can be checked against the VC file.
+	UnknownVCs map[string]int
 }
 
 // Skip reasons of ImportPhilly.
@@ -140,13 +153,13 @@ const (
 	SkipOutsideWindow = "submitted outside --from/--to"
 	SkipUnknownVC     = "virtual cluster has no quota in the VC file"
 	SkipZeroDuration  = "zero duration"
-	SkipBadGang       = "more GPUs than a node holds but not a multiple of a node's GPUs"
 )
 
 // ImportPhilly turns jobs and VC shares into Gantry objects: one node pool with every
 // VC's nodes, one cohort, and per VC a ClusterQueue ("vc-<name>") whose nominal quota is
 // its node share × GPUsPerNode nvidia.com/gpu, plus a LocalQueue named after the VC. A job
-// of up to one node's GPUs is one pod; a larger job is a gang of full-node pods.
+// of up to one node's GPUs is one pod; a larger job is a gang of equal pods
+// (phillyPodShape).
 func ImportPhilly(jobs []PhillyJob, vcs []PhillyVC, o PhillyOptions) (*PhillyImport, error) {
 	o = o.withDefaults()
 	if _, err := devices.LookupModel(o.GPUModel); err != nil {
@@ -160,12 +173,13 @@ func ImportPhilly(jobs []PhillyJob, vcs []PhillyVC, o PhillyOptions) (*PhillyImp
 	objs.Cohorts = []api.Cohort{{Meta: api.Meta{Name: PhillyCohort}}}
 	quota := map[string]bool{}
 	nodes := 0
-	if o.NodePercent < 0 {
-		return nil, fmt.Errorf("philly import: node percent %d: must be positive", o.NodePercent)
+	shares, err := phillyNodeShares(vcs, o)
+	if err != nil {
+		return nil, err
 	}
-	for _, vc := range vcs {
+	for i, vc := range vcs {
 		quota[vc.Name] = true
-		n := max(vc.Nodes*o.NodePercent/100, 1)
+		n := shares[i]
 		nodes += n
 		gpus := resources.Amount(n * o.GPUsPerNode)
 		objs.ClusterQueues = append(objs.ClusterQueues, api.ClusterQueue{
@@ -173,6 +187,7 @@ func ImportPhilly(jobs []PhillyJob, vcs []PhillyVC, o PhillyOptions) (*PhillyImp
 			Cohort:           PhillyCohort,
 			QueueingStrategy: api.BestEffortFIFO,
 			StopPolicy:       api.StopNone,
+			Preemption:       phillyPreemption(),
 			ResourceGroups: []api.ResourceGroup{{
 				CoveredResources: []resources.Name{resources.NvidiaGPU},
 				Flavors: []api.FlavorQuotas{{Name: PhillyFlavor, Resources: []api.ResourceQuota{
@@ -189,8 +204,8 @@ func ImportPhilly(jobs []PhillyJob, vcs []PhillyVC, o PhillyOptions) (*PhillyImp
 		Sharing: devices.Sharing{Mode: devices.Exclusive}, CPU: 64_000, Memory: 512 << 30,
 		CapacityType: api.CapacityOnDemand,
 	}}
-	imp := &PhillyImport{Objects: objs, Skipped: map[string]int{}}
-	kept := selectPhillyJobs(jobs, quota, o, imp.Skipped)
+	imp := &PhillyImport{Objects: objs, Skipped: map[string]int{}, UnknownVCs: map[string]int{}}
+	kept := selectPhillyJobs(jobs, quota, o, imp)
 	if len(kept) > 0 {
 		imp.Start = kept[0].Submit
 		if !o.From.IsZero() {
@@ -203,20 +218,84 @@ func ImportPhilly(jobs []PhillyJob, vcs []PhillyVC, o PhillyOptions) (*PhillyImp
 	return imp, nil
 }
 
+// phillyNodeShares is each VC's node count: its share scaled by NodePercent, or its
+// part of Nodes by largest remainders; at least one node each.
+func phillyNodeShares(vcs []PhillyVC, o PhillyOptions) ([]int, error) {
+	if o.NodePercent < 0 {
+		return nil, fmt.Errorf("philly import: node percent %d: must be positive", o.NodePercent)
+	}
+	out := make([]int, len(vcs))
+	if o.Nodes <= 0 {
+		for i, vc := range vcs {
+			out[i] = max(vc.Nodes*o.NodePercent/100, 1)
+		}
+		return out, nil
+	}
+	if o.Nodes < len(vcs) {
+		return nil, fmt.Errorf("philly import: %d nodes: fewer than the %d virtual clusters (each needs one)", o.Nodes, len(vcs))
+	}
+	total := 0
+	for _, vc := range vcs {
+		total += vc.Nodes
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("philly import: the VC file gives every virtual cluster 0 nodes: no shares to split %d nodes by", o.Nodes)
+	}
+	return largestRemainders(vcs, total, o.Nodes), nil
+}
+
+// largestRemainders splits n nodes over the VCs in proportion to their node counts
+// (summing to total): the floor of each share, then one more node to the largest
+// remainders (ties to the earlier line of the VC file), then a node for every VC left
+// without one, taken from the VC with the most (n is at least the number of VCs).
+func largestRemainders(vcs []PhillyVC, total, n int) []int {
+	out := make([]int, len(vcs))
+	rems := make([]int, len(vcs))
+	given := 0
+	for i, vc := range vcs {
+		out[i], rems[i] = vc.Nodes*n/total, vc.Nodes*n%total
+		given += out[i]
+	}
+	order := make([]int, len(vcs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rems[b], rems[a]) })
+	for _, i := range order[:n-given] {
+		out[i]++
+	}
+	for i := range out {
+		if out[i] == 0 {
+			out[slices.Index(out, slices.Max(out))]--
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+// phillyPreemption is Kueue's default, as the manifest loader fills it in: no
+// preemption. Left empty, placement would read the within-queue policy as LowerPriority
+// and search for victims on the nodes for every gang that does not fit, only to find
+// none among equal priorities (half the CPU of a loaded replay).
+func phillyPreemption() api.Preemption {
+	return api.Preemption{WithinClusterQueue: api.PreemptNever, ReclaimWithinCohort: api.PreemptNever,
+		BorrowWithinCohort: api.BorrowWithinCohort{Policy: api.PreemptNever}}
+}
+
 // selectPhillyJobs keeps the jobs that can be replayed, ordered by submission time then
 // line, counting the others by reason.
-func selectPhillyJobs(jobs []PhillyJob, quota map[string]bool, o PhillyOptions, skipped map[string]int) []PhillyJob {
+func selectPhillyJobs(jobs []PhillyJob, quota map[string]bool, o PhillyOptions, imp *PhillyImport) []PhillyJob {
 	var kept []PhillyJob
+	skipped := imp.Skipped
 	for _, j := range jobs {
 		switch {
 		case !o.From.IsZero() && j.Submit.Before(o.From), !o.To.IsZero() && !j.Submit.Before(o.To):
 			skipped[SkipOutsideWindow]++
 		case !quota[j.VC]:
 			skipped[SkipUnknownVC]++
+			imp.UnknownVCs[j.VC]++
 		case j.Duration <= 0:
 			skipped[SkipZeroDuration]++
-		case j.GPUs > o.GPUsPerNode && j.GPUs%o.GPUsPerNode != 0:
-			skipped[SkipBadGang]++
 		default:
 			kept = append(kept, j)
 		}
@@ -227,13 +306,20 @@ func selectPhillyJobs(jobs []PhillyJob, quota map[string]bool, o PhillyOptions, 
 	return kept
 }
 
+// phillyPodShape splits a job's GPUs into equal pods of at most a node's GPUs: one pod
+// when it fits a node, else pods of the largest divisor of gpus that does (16 -> 2 x 8,
+// 12 -> 2 x 6, 11 -> 11 x 1), so every job of the trace is replayed.
+func phillyPodShape(gpus, perNode int) (pods, per int) {
+	per = min(gpus, perNode)
+	for gpus%per != 0 {
+		per--
+	}
+	return gpus / per, per
+}
+
 // phillyWorkload makes the workload of one job, named after its line in the file.
 func phillyWorkload(j PhillyJob, start time.Time, o PhillyOptions) api.Workload {
-	perNode := o.GPUsPerNode
-	pods, per := 1, j.GPUs
-	if j.GPUs > perNode {
-		pods, per = j.GPUs/perNode, perNode
-	}
+	pods, per := phillyPodShape(j.GPUs, o.GPUsPerNode)
 	name := fmt.Sprintf("job-%06d", j.Line)
 	return api.Workload{
 		Meta: api.Meta{

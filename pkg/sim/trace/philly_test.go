@@ -23,6 +23,10 @@ func TestReadPhillyJobsErrors(t *testing.T) {
 		{name: "bad duration", in: header + "2017-10-09 07:01:55,abc,1,66.0,a\n", wantLine: 2, wantCol: 21, wantErr: "not a non-negative number of seconds"},
 		{name: "zero gpus", in: header + "2017-10-09 07:01:55,1.0,0,66.0,a\n", wantLine: 2, wantCol: 25, wantErr: "out of range"},
 		{name: "empty vc", in: header + "2017-10-09 07:01:55,1.0,1,66.0,\n", wantLine: 2, wantCol: 32, wantErr: "empty virtual cluster"},
+		{name: "missing column", in: "timestamp,duration,num_gpus,gpu_time\n2017-10-09 07:01:55,1.0,1,66.0\n", wantLine: 1, wantCol: 1, wantErr: `"cluster": required column missing`},
+		{name: "negative duration", in: header + "2017-10-09 07:01:55,66.0,1,66.0,a\n2017-10-09 07:01:56,-5.0,1,66.0,a\n", wantLine: 3, wantCol: 21, wantErr: `"-5.0" is negative`},
+		{name: "negative fraction", in: header + "2017-10-09 07:01:55,-0.5,1,66.0,a\n", wantLine: 2, wantCol: 21, wantErr: "is negative"},
+		{name: "short row", in: header + "2017-10-09 07:01:55,1.0\n", wantLine: 2, wantCol: 1, wantErr: `"num_gpus": "" is not a whole number`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,12 +58,16 @@ func TestImportPhilly(t *testing.T) {
 		t.Fatal(err)
 	}
 	objs := imp.Objects
-	// Two jobs survive, ordered by submission: b's 1-GPU job at t=0, then a's 16-GPU gang.
-	// At 50% a keeps one of its two nodes and b keeps its one node (at least one).
-	if len(objs.Workloads) != 2 {
-		t.Fatalf("kept %d workloads, want 2 (skipped %v)", len(objs.Workloads), imp.Skipped)
+	// Three jobs survive, ordered by submission: b's 1-GPU job at t=0, a's 12-GPU gang
+	// (two pods of 6), then a's 16-GPU gang. At 50% a keeps one of its two nodes and b
+	// keeps its one node (at least one).
+	if len(objs.Workloads) != 3 {
+		t.Fatalf("kept %d workloads, want 3 (skipped %v)", len(objs.Workloads), imp.Skipped)
 	}
-	first, gang := objs.Workloads[0], objs.Workloads[1]
+	first, twelve, gang := objs.Workloads[0], objs.Workloads[1], objs.Workloads[2]
+	if twelve.PodSets[0].Count != 2 || twelve.PodSets[0].Requests[resources.NvidiaGPU] != 6 {
+		t.Errorf("12-GPU job = %d pods × %v, want 2 × 6 GPUs", twelve.PodSets[0].Count, twelve.PodSets[0].Requests)
+	}
 	if first.Queue != "b" || first.Timing.SubmitAt != 0 || first.Timing.Duration != time.Minute {
 		t.Errorf("first workload queue %q submit %v duration %v", first.Queue, first.Timing.SubmitAt, first.Timing.Duration)
 	}
@@ -69,7 +77,7 @@ func TestImportPhilly(t *testing.T) {
 	if gang.Timing.SubmitAt != 24*time.Hour+10*time.Second || gang.Timing.Duration != 100500*time.Millisecond {
 		t.Errorf("gang submit %v duration %v", gang.Timing.SubmitAt, gang.Timing.Duration)
 	}
-	wantSkipped := map[string]int{SkipOutsideWindow: 1, SkipUnknownVC: 1, SkipZeroDuration: 1, SkipBadGang: 1}
+	wantSkipped := map[string]int{SkipOutsideWindow: 1, SkipUnknownVC: 1, SkipZeroDuration: 1}
 	for k, v := range wantSkipped {
 		if imp.Skipped[k] != v {
 			t.Errorf("skipped[%q] = %d, want %d", k, imp.Skipped[k], v)
@@ -80,6 +88,83 @@ func TestImportPhilly(t *testing.T) {
 	}
 	if objs.ClusterQueues[0].Cohort != PhillyCohort || objs.NodePools[0].Count != 2 {
 		t.Errorf("cohort %q nodes %d, want %q and 2", objs.ClusterQueues[0].Cohort, objs.NodePools[0].Count, PhillyCohort)
+	}
+}
+
+func TestPhillyPodShape(t *testing.T) {
+	tests := []struct{ gpus, pods, per int }{
+		{1, 1, 1}, {8, 1, 8}, {16, 2, 8}, {128, 16, 8}, {12, 2, 6}, {24, 3, 8}, {11, 11, 1}, {10, 2, 5},
+	}
+	for _, tc := range tests {
+		if pods, per := phillyPodShape(tc.gpus, 8); pods != tc.pods || per != tc.per {
+			t.Errorf("%d GPUs = %d pods × %d, want %d × %d", tc.gpus, pods, per, tc.pods, tc.per)
+		}
+	}
+}
+
+func TestImportPhillyUnknownVCsAreCountedByName(t *testing.T) {
+	jobs, err := ReadPhillyJobs(strings.NewReader(`timestamp,duration,num_gpus,gpu_time,cluster
+2017-10-01 00:00:00,60.0,1,60.0,a
+2017-10-01 00:01:00,60.0,1,60.0,zz
+2017-10-01 00:02:00,60.0,1,60.0,zz
+2017-10-01 00:03:00,60.0,1,60.0,yy
+`), "philly.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := ImportPhilly(jobs, []PhillyVC{{Name: "a", Nodes: 1}}, PhillyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imp.Objects.Workloads) != 1 || imp.Skipped[SkipUnknownVC] != 3 || imp.UnknownVCs["zz"] != 2 || imp.UnknownVCs["yy"] != 1 {
+		t.Errorf("kept %d, skipped %v, unknown %v: want 1 kept and zz: 2, yy: 1 skipped", len(imp.Objects.Workloads), imp.Skipped, imp.UnknownVCs)
+	}
+}
+
+func TestImportPhillyNodes(t *testing.T) {
+	vcs := []PhillyVC{{Name: "a", Nodes: 64}, {Name: "b", Nodes: 32}, {Name: "c", Nodes: 8}, {Name: "d", Nodes: 0}}
+	tests := []struct {
+		name    string
+		o       PhillyOptions
+		want    []int // nodes per VC
+		wantErr string
+	}{
+		{name: "own shares", o: PhillyOptions{}, want: []int{64, 32, 8, 1}},
+		{name: "percent", o: PhillyOptions{NodePercent: 25}, want: []int{16, 8, 2, 1}},
+		// 20 nodes by share 64:32:8:0 = 12.31, 6.15, 1.54, 0 -> 12, 6, 1, 0, plus the largest
+		// remainder (c's .54), then d's node from a.
+		{name: "exact count", o: PhillyOptions{Nodes: 20, NodePercent: 25}, want: []int{11, 6, 2, 1}},
+		// 27 nodes: 16.6, 8.3, 2.1, 0 -> 16, 8, 2, 0; the leftover node to a (largest
+		// remainder), then d's node from a.
+		{name: "proportional", o: PhillyOptions{Nodes: 27}, want: []int{16, 8, 2, 1}},
+		{name: "one each", o: PhillyOptions{Nodes: 4}, want: []int{1, 1, 1, 1}},
+		{name: "fewer nodes than VCs", o: PhillyOptions{Nodes: 3}, wantErr: "fewer than the 4 virtual clusters"},
+		{name: "negative percent", o: PhillyOptions{NodePercent: -1}, wantErr: "must be positive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			imp, err := ImportPhilly(nil, vcs, tc.o)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			for i, cq := range imp.Objects.ClusterQueues {
+				got := int(cq.ResourceGroups[0].Flavors[0].Resources[0].Nominal) / 8
+				if got != tc.want[i] {
+					t.Errorf("%s: %d nodes, want %d", cq.Name, got, tc.want[i])
+				}
+				total += tc.want[i]
+			}
+			if imp.Objects.NodePools[0].Count != total {
+				t.Errorf("pool of %d nodes, want %d", imp.Objects.NodePools[0].Count, total)
+			}
+		})
 	}
 }
 
