@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     ?= bin/gantry
 
-.PHONY: all build test unit test-env lint bench bench-k8s generate fuzz image clean
+.PHONY: all build test unit test-env lint bench bench-k8s bench-quality generate fuzz image clean
 
 all: build
 
@@ -36,6 +36,13 @@ bench:
 # 5,000 pods in gangs of 8; prints pods bound per second and Job-to-bound latency.
 bench-k8s: test-env
 	$(GO) test -count=1 -tags k8sscale -run '^TestScaleBinding$$' -timeout 30m -v ./pkg/controller
+
+# Decision quality against the published record (not part of `make test`): the FGD paper's
+# fragmentation table over the 17 openb variants and the Philly queueing and ETA tables,
+# regenerated into docs/benchmarks.md from the traces in $(TRACES).
+TRACES ?= ../shared/traces
+bench-quality: build
+	TRACES=$(TRACES) bash hack/bench-quality.sh
 
 # Fuzz the manifest loader for a while (no input may panic); the seed corpus runs in `make test`.
 # Then check the simulator's invariants over 1,000,000 random steps (`make test`: 100,000).
