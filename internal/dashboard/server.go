@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/gantry-sched/gantry/pkg/view"
 )
@@ -76,17 +77,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
+// requested is the snapshot at the moment the request asks for (?at=), and that moment;
+// false when it could not be had, the error already answered.
+func (h *Handler) requested(w http.ResponseWriter, r *http.Request) (view.Snapshot, time.Duration, bool) {
+	at, err := h.moment(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return view.Snapshot{}, 0, false
+	}
+	snap, err := h.src.Snapshot(r.Context(), at)
+	if err != nil {
+		http.Error(w, "snapshot: "+err.Error(), http.StatusServiceUnavailable)
+		return view.Snapshot{}, 0, false
+	}
+	return snap, at, true
+}
+
 // page renders one HTML page from the snapshot the request asks for.
 func (h *Handler) page(name string, build func(view.Snapshot, *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		at, err := h.moment(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		snap, err := h.src.Snapshot(r.Context(), at)
-		if err != nil {
-			http.Error(w, "snapshot: "+err.Error(), http.StatusServiceUnavailable)
+		snap, at, ok := h.requested(w, r)
+		if !ok {
 			return
 		}
 		body, err := build(snap, r)
@@ -117,14 +128,8 @@ func (h *Handler) charts(_ view.Snapshot, r *http.Request) (any, error) {
 
 // snapshotJSON serves the snapshot the request asks for as JSON.
 func (h *Handler) snapshotJSON(w http.ResponseWriter, r *http.Request) {
-	at, err := h.moment(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	snap, err := h.src.Snapshot(r.Context(), at)
-	if err != nil {
-		http.Error(w, "snapshot: "+err.Error(), http.StatusServiceUnavailable)
+	snap, _, ok := h.requested(w, r)
+	if !ok {
 		return
 	}
 	data, err := json.Marshal(snap)
