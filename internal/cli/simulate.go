@@ -107,11 +107,11 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 	case "no-preempt":
 		pol.Preemption = false
 	default:
-		ss, err := placement.ScorersFor(api.PlacementPolicy{Scorers: []api.WeightedScorer{{Name: f.policy, Weight: 1}}}, engine.ShapesOf(objs.Workloads))
-		if err != nil {
+		pp := api.PlacementPolicy{Scorers: []api.WeightedScorer{{Name: f.policy, Weight: 1}}}
+		if _, err := placement.ScorersFor(pp, nil); err != nil {
 			return sim.Options{}, fmt.Errorf("--policy %q: want default, fifo, no-preempt or a scorer name: %w", f.policy, err)
 		}
-		pol.Scorers = ss
+		pol.Placement = pp
 	}
 	var until time.Duration
 	if f.until != "" {

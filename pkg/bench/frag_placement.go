@@ -35,6 +35,7 @@ func PlacementPolicy(name string) NamedPolicy {
 
 // fragState is the cluster of one run and the prepared requests of the trace's pods.
 type fragState struct {
+	snap   *cluster.Snapshot
 	ov     *cluster.Overlay
 	shapes *placement.ShapeStats
 	// reqs caches each trace pod's prepared request by name (sampled copies share it).
@@ -63,7 +64,7 @@ func newFragState(pools []api.NodePool, pods []FragPod) (*fragState, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.ov = snap.Overlay()
+	st.snap, st.ov = snap, snap.Overlay()
 	for _, p := range pods {
 		ps := fragPodSet(p)
 		st.shapes.ObservePodSet(&ps)
@@ -130,11 +131,15 @@ func (pp *placementPolicy) Place(p FragPod) (bool, error) {
 }
 
 // defaultPolicy places each pod as a one-pod workload with the engine's gang placement
-// and the scorers a ClusterQueue without a placement policy gets (placement.ScorersFor
-// with an empty policy, fed with the shapes of every pod, as engine.Build feeds them).
+// and the scorers a ClusterQueue without a placement policy gets, learned as the engine
+// learns them: from the live workload (every pod arrived so far, placed or not: in the
+// engine a pod that does not fit stays pending) and the nodes, through a ShapeCensus.
+// Unlike the other policies it does not know the pod list up front.
 type defaultPolicy struct {
 	*fragState
-	opts placement.Options
+	census *placement.ShapeCensus
+	live   *placement.ShapeStats
+	opts   placement.Options
 }
 
 func newDefaultPolicy(pools []api.NodePool, pods []FragPod, rng *rand.Rand) (*defaultPolicy, error) {
@@ -142,11 +147,10 @@ func newDefaultPolicy(pools []api.NodePool, pods []FragPod, rng *rand.Rand) (*de
 	if err != nil {
 		return nil, err
 	}
-	scorers, err := placement.ScorersFor(api.PlacementPolicy{}, st.shapes)
-	if err != nil {
-		return nil, err
-	}
-	return &defaultPolicy{fragState: st, opts: placement.Options{Scorers: scorers, Rand: rng, FitCache: &placement.FitCache{}, Quiet: true}}, nil
+	census := placement.NewShapeCensus()
+	census.Nodes(st.snap)
+	return &defaultPolicy{fragState: st, census: census, live: placement.NewShapeStats(),
+		opts: placement.Options{Rand: rng, FitCache: &placement.FitCache{}, Quiet: true}}, nil
 }
 
 // Place runs the gang placement of a one-pod workload; it assumes the pod when it fits.
@@ -157,6 +161,10 @@ func (dp *defaultPolicy) Place(p FragPod) (bool, error) {
 	}
 	dp.n++
 	w := api.Workload{Meta: api.Meta{Namespace: trace.OpenBNamespace, Name: p.Name + "-" + strconv.Itoa(dp.n)}, PodSets: []api.PodSet{*ps}}
+	dp.census.Add(&w)
+	if dp.census.Fill(dp.live) {
+		dp.opts.Scorers = placement.DefaultScorersFor(dp.live)
+	}
 	_, d := placement.PlaceWorkload(dp.ov, &w, nil, dp.opts)
 	if d != nil && d.Err != "" {
 		return false, fmt.Errorf("pod %s: %s", p.Name, d.Err)

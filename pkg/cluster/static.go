@@ -39,3 +39,11 @@ func (s *Snapshot) StaticSet(key string, keep func(*Node) bool) *NodeSet {
 	m.sets[key] = set
 	return set
 }
+
+// NodesToken identifies a snapshot's node set: snapshots that share their nodes (pod
+// changes applied, overlays committed) have equal tokens; adding, removing or changing a
+// node gives a new one. The zero token is no snapshot's.
+type NodesToken struct{ m *staticMemo }
+
+// NodesToken is s's node set identity (see NodesToken).
+func (s *Snapshot) NodesToken() NodesToken { return NodesToken{s.static} }

@@ -100,12 +100,14 @@ func TestFlavorFallback(t *testing.T) {
 // until x ends. While l fills the small node, the reservation puts "a" there and "b"
 // on the big node when x ends. With l gone (deleted while no controller runs), a new
 // walk would put "a" on the big node first (binpack) and find no ETA; the restarted
-// controller restores the reservation, still valid, and keeps the ETA.
+// controller restores the reservation, still valid, and keeps the ETA. The scenario
+// needs bin-packing, so its queue ranks nodes with the binpack scorer.
 func TestRestartKeepsReservationETA(t *testing.T) {
 	f := newFixture(t)
 	f.tune = func(o *Options) { o.Engine.Reservations = true }
 	f.create(k8s.MakeNode("rv-big").H100(4).Label("pool", "big").Obj(), k8s.MakeNode("rv-small").H100(8).Label("pool", "small").Obj(),
-		k8s.MakeFlavor("h100").Obj(), k8s.MakeClusterQueue("rv-cq").Quota("h100", "nvidia.com/gpu", "100").Preemption("Never", "Never").Obj(),
+		k8s.MakeFlavor("h100").Obj(), k8s.MakeClusterQueue("rv-cq").Quota("h100", "nvidia.com/gpu", "100").Preemption("Never", "Never").
+			Annotate(manifest.AnnotationPlacementScorers, "binpack=1").Obj(),
 		k8s.MakeLocalQueue("", "lq", "rv-cq").Obj())
 	f.startController()
 

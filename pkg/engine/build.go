@@ -16,9 +16,9 @@ import (
 // out a part of the engine another one has.
 type Policy struct {
 	Config
-	// Scorers rank nodes for ClusterQueues without a placement policy of their own;
-	// empty means placement's defaults.
-	Scorers []placement.WeightedScorer
+	// Placement ranks nodes for ClusterQueues without a placement policy of their own;
+	// empty means placement's defaults (placement.DefaultScorersFor the live shapes).
+	Placement api.PlacementPolicy
 	// Seed seeds tie-breaking (the cycle's and placement's): same inputs and seed, same
 	// decisions.
 	Seed int64
@@ -36,7 +36,9 @@ func DefaultPolicy() Policy {
 // Build wires the scheduler from the loaded objects: the queue resolver (LocalQueues,
 // namespace selectors, stop policies), the placement layer with every ClusterQueue's
 // own scorers, preemption policy and disruption budget, the fragmentation scorer's
-// shape statistics, and the ResourceFlavors for flavor fallback.
+// shape statistics (learned from the live workloads and nodes, see syncShapes), and the
+// ResourceFlavors for flavor fallback. objs.Workloads are not submitted: drivers Submit
+// each when it arrives.
 func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	if objs == nil {
 		return nil, fmt.Errorf("engine: no objects")
@@ -45,8 +47,15 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
+	shapes := placement.NewShapeStats()
+	var scorers []placement.WeightedScorer
+	if len(pol.Placement.Scorers) > 0 {
+		if scorers, err = placement.ScorersFor(pol.Placement, shapes); err != nil {
+			return nil, err
+		}
+	}
 	placer, err := NewQueuePlacer(PlacerConfig{Flavors: objs.Flavors, ClusterQueues: objs.ClusterQueues,
-		Shapes: ShapesOf(objs.Workloads), Scorers: pol.Scorers, Seed: pol.Seed, Grace: pol.Grace})
+		Shapes: shapes, Scorers: scorers, Seed: pol.Seed, Grace: pol.Grace})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +68,8 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 		rng: rand.New(rand.NewSource(pol.Seed)), seed: pol.Seed, parked: newParkedIndex(), quotaClasses: map[quotaClass]int32{},
 		queueFacts: map[*api.ClusterQueue]*queueFacts{}, seekers: map[string]*seekerSet{},
 		active: &entrySet{}, running: &entrySet{}, leaving: &entrySet{}, protected: &entrySet{},
-		nominated: map[api.WorkloadID][]api.WorkloadID{}, preemptedBy: map[api.WorkloadID]api.WorkloadID{}}
+		nominated: map[api.WorkloadID][]api.WorkloadID{}, preemptedBy: map[api.WorkloadID]api.WorkloadID{},
+		census: placement.NewShapeCensus(), shapes: shapes, liveDefault: scorers == nil}
 	for _, f := range objs.Flavors {
 		s.flavors[f.Name] = f
 	}
@@ -75,17 +85,6 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 		s.flavorChoices = s.flavorChoices || severalFlavors(cq)
 	}
 	return s, nil
-}
-
-// ShapesOf feeds the fragmentation scorer with the pod shapes of the workloads given.
-func ShapesOf(wls []api.Workload) *placement.ShapeStats {
-	shapes := placement.NewShapeStats()
-	for _, w := range wls {
-		for _, ps := range w.PodSets {
-			shapes.Observe(ps.Requests)
-		}
-	}
-	return shapes
 }
 
 // cohortRoots resolves every ClusterQueue's cohort root once: quota freed anywhere in

@@ -14,6 +14,7 @@ import (
 // returns a nil-free plan; a cycle with nothing to decide returns an empty plan and
 // counts nothing (no polling).
 func (s *Scheduler) Cycle(w World) plan.Plan {
+	s.syncShapes(w)
 	s.timedWakes(w)
 	s.backoffsOver(w.Now)
 	s.chains = scratch.Reset(s.chains)

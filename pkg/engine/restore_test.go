@@ -59,7 +59,8 @@ func bind(t *testing.T, snap *cluster.Snapshot, w api.WorkloadID, node string, i
 // (4 GPUs) needs pool=big. Placement places "a" first and, binpacking, prefers the
 // fuller node: once big-0 is free "a" takes it and "b" finds no room, although "a" on
 // small-0 and "b" on big-0 fit. A fresh reservation walk therefore finds nothing,
-// while a reservation planned earlier (when small-0 was fuller) stays valid.
+// while a reservation planned earlier (when small-0 was fuller) stays valid. The
+// scenario needs bin-packing, so its cycles rank nodes with the binpack scorer.
 func splitGang() *api.Workload {
 	return gt.MakeWorkload("ns", "gang").PodSet("a", 1).GPUs(2).PodSet("b", 1).GPUs(4).NodeSelector("pool", "big").Obj()
 }
@@ -79,6 +80,7 @@ func TestRestoreReservationKeepsETA(t *testing.T) {
 	cycle := func(restore bool) plan.Plan {
 		pol := DefaultPolicy()
 		pol.Preemption = false
+		pol.Placement = api.PlacementPolicy{Scorers: []api.WeightedScorer{{Name: placement.ScoreBinpack, Weight: 1}}}
 		s, err := Build(objs, pol)
 		if err != nil {
 			t.Fatal(err)

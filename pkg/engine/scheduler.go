@@ -92,6 +92,13 @@ type Scheduler struct {
 	// reservedBefore are the reservations held when the last cycle ran: Committed
 	// compares them with the new ones (a reservation given up or moved frees GPUs).
 	reservedBefore map[api.WorkloadID]plan.Reservation
+	// census counts the live workloads' pod shapes and the nodes' GPUs; shapes is the
+	// fragmentation scorer's statistics, rebuilt from it before a cycle when it changed
+	// (syncShapes). liveDefault is set when queues without a placement policy of their
+	// own get placement's default for the live shapes.
+	census      *placement.ShapeCensus
+	shapes      *placement.ShapeStats
+	liveDefault bool
 }
 
 // phase is where a workload stands in the scheduler's eyes.
@@ -237,6 +244,7 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	e.nodePreempts = s.preemptsOnNodes(e)
 	s.nodePreemptors = s.nodePreemptors || e.nodePreempts
 	s.wls[id] = e
+	s.census.Add(w)
 	s.setPhase(e, phasePending)
 	s.arrived(e)
 	return nil
@@ -310,6 +318,7 @@ func (s *Scheduler) Finished(id api.WorkloadID) {
 	}
 	s.setPark(e, NotParked)
 	s.setPhase(e, phaseGone)
+	s.census.Remove(e.w)
 	delete(s.wls, id)
 	delete(s.nominated, id)
 	delete(s.preemptedBy, id)

@@ -32,8 +32,10 @@ type ShapeStats struct {
 	cpuBin, memBin resources.Amount
 	kinds          int
 	total          int64
-	// observed counts every Observe, CPU-only pods included (Version).
+	// observed counts every pod observed, CPU-only pods included.
 	observed int64
+	// version changes with every observation and every Reset (Version).
+	version int64
 	// where numbers the places shapes may run.
 	where whereTable
 	// load sums the demand of the pods and the capacity of the nodes observed, for the
@@ -80,14 +82,20 @@ func NewShapeStats() *ShapeStats {
 // Total is the number of GPU pods observed.
 func (s *ShapeStats) Total() int64 { return s.total }
 
-// Version changes whenever a pod is observed: scores read under one version may be
-// kept while it stays.
-func (s *ShapeStats) Version() int64 { return s.observed }
+// Version changes whenever a pod or node is observed and at every Reset: scores read
+// under one version may be kept while it stays.
+func (s *ShapeStats) Version() int64 { return s.version }
+
+// Reset empties the distribution in place (scorers holding s see the change); the
+// version moves on, so nothing remembered under an earlier version is reused.
+func (s *ShapeStats) Reset() {
+	*s = ShapeStats{cpuBin: initialCPUBin, memBin: initialMemBin, version: s.version + 1}
+}
 
 // Observe records one arriving pod's per-pod requests, as a pod that may run anywhere.
 // Pods without a GPU request and requests the device model cannot parse are ignored.
 func (s *ShapeStats) Observe(requests resources.Vector) {
-	s.observeRequests(requests, nil)
+	s.observeRequests(requests, nil, 1)
 }
 
 // ObservePodSet records one pod of ps: its requests and where it may run (its node
@@ -95,15 +103,25 @@ func (s *ShapeStats) Observe(requests resources.Vector) {
 // fragmentation scorer keeps nodes of a scarce model for the pods that can only run
 // there.
 func (s *ShapeStats) ObservePodSet(ps *api.PodSet) {
-	s.observeRequests(ps.Requests, placeOf(ps))
+	s.observeRequests(ps.Requests, placeOf(ps), 1)
 }
 
-func (s *ShapeStats) observeRequests(requests resources.Vector, place []labelReq) {
+// observeRequests records n pods of one shape.
+func (s *ShapeStats) observeRequests(requests resources.Vector, place []labelReq, n int64) {
 	r, err := devices.ParseRequest(requests)
 	if err != nil {
 		return
 	}
-	s.observed++
+	s.observeParsed(r, requests, place, n)
+}
+
+// observeParsed is observeRequests with the GPU request r already parsed.
+func (s *ShapeStats) observeParsed(r devices.Request, requests resources.Vector, place []labelReq, n int64) {
+	if n <= 0 {
+		return
+	}
+	s.observed += n
+	s.version++
 	cpu, mem := max(requests[resources.CPU], 0), max(requests[resources.Memory], 0)
 	where := s.where.id(place)
 	s.load.placeAdded(&s.where)
@@ -122,19 +140,21 @@ func (s *ShapeStats) observeRequests(requests resources.Vector, place []labelReq
 		// model per node, so they have no node-independent shape and are not counted.
 		return
 	}
-	s.paper.add(paperShape{cpu: cpu, milli: milli, units: units, where: where})
-	s.load.addPod(milli, units, cpu, mem, where)
+	s.paper.add(paperShape{cpu: cpu, milli: milli, units: units, where: where}, n)
+	s.load.addPod(milli, units, cpu, mem, where, n)
 	if milli > 0 || units > 0 {
-		s.observeAt(milli, units, cpu, mem, where)
+		s.observeAt(milli, units, cpu, mem, where, n)
 	}
 }
 
 // observe records a shape that may run anywhere.
 func (s *ShapeStats) observe(milli resources.MilliGPU, units int, cpu, mem resources.Amount) {
-	s.observeAt(milli, units, cpu, mem, 0)
+	s.version++
+	s.observeAt(milli, units, cpu, mem, 0, 1)
 }
 
-func (s *ShapeStats) observeAt(milli resources.MilliGPU, units int, cpu, mem resources.Amount, where placeID) {
+// observeAt records n pods of one GPU shape.
+func (s *ShapeStats) observeAt(milli resources.MilliGPU, units int, cpu, mem resources.Amount, where placeID, n int64) {
 	if s.cpuBin <= 0 || s.memBin <= 0 {
 		s.cpuBin, s.memBin = initialCPUBin, initialMemBin // a zero ShapeStats value
 	}
@@ -145,9 +165,9 @@ func (s *ShapeStats) observeAt(milli resources.MilliGPU, units int, cpu, mem res
 		s.classes[k] = shapeClass{milli: milli, units: units}
 	}
 	c := &s.classes[k]
-	c.count++
-	s.total++
-	if c.add(cpuMemShape{cpu: roundUp(cpu, s.cpuBin), mem: roundUp(mem, s.memBin), where: where, count: 1}) {
+	c.count += n
+	s.total += n
+	if c.add(cpuMemShape{cpu: roundUp(cpu, s.cpuBin), mem: roundUp(mem, s.memBin), where: where, count: n}) {
 		s.kinds++
 	}
 	// Every class keeps at least one kind, so only the cpu/memory variants beyond one

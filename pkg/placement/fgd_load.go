@@ -44,19 +44,19 @@ type nodeGPUs struct {
 	gpus   int64
 }
 
-// addPod adds one observed pod's demand.
-func (l *loadStats) addPod(milli resources.MilliGPU, units int, cpu, mem resources.Amount, where placeID) {
+// addPod adds the demand of n observed pods of one shape.
+func (l *loadStats) addPod(milli resources.MilliGPU, units int, cpu, mem resources.Amount, where placeID, n int64) {
 	g := int64(milli) + int64(units)*int64(resources.MilliPerGPU)
 	memMiB := int64(mem) >> 20
 	if g == 0 {
-		l.cpuOnlyCPU += int64(cpu)
-		l.cpuOnlyMemMiB += memMiB
+		l.cpuOnlyCPU += n * int64(cpu)
+		l.cpuOnlyMemMiB += n * memMiB
 		return
 	}
-	l.gpuMilli += g
-	l.gpuCPU += int64(cpu)
-	l.gpuMemMiB += memMiB
-	l.placeGPU[where] += g
+	l.gpuMilli += n * g
+	l.gpuCPU += n * int64(cpu)
+	l.gpuMemMiB += n * memMiB
+	l.placeGPU[where] += n * g
 }
 
 // placeAdded counts the capacity of places numbered since the last call.
@@ -77,6 +77,7 @@ func (s *ShapeStats) ObserveNode(labels map[string]string, gpus int) {
 	if gpus <= 0 {
 		return
 	}
+	s.version++
 	s.load.placeAdded(&s.where)
 	n := nodeGPUs{labels: labels, gpus: int64(gpus)}
 	s.load.nodes = append(s.load.nodes, n)

@@ -39,14 +39,14 @@ type paperCounts struct {
 
 const maxPaperShapes = 4096
 
-func (c *paperCounts) add(sh paperShape) {
+func (c *paperCounts) add(sh paperShape, n int64) {
 	if c.counts == nil {
 		c.counts = map[paperShape]int64{}
 	}
 	if _, seen := c.counts[sh]; !seen && len(c.counts) >= maxPaperShapes {
 		return
 	}
-	c.counts[sh]++
+	c.counts[sh] += n
 }
 
 // typicalPod is one shape of the paper's target workload with its pod count.

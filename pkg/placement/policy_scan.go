@@ -240,9 +240,13 @@ func (r scorerRule) judge(v *nodeView) (int64, devices.Assignment) {
 }
 
 // version is the sum of the versions of the fragmentation scorers' shapes.
-func (r scorerRule) version() int64 {
+func (r scorerRule) version() int64 { return shapesVersion(r.scorers) }
+
+// shapesVersion is the sum of the versions of the fragmentation scorers' shapes: it
+// moves whenever a score those scorers give may change for the same node and pod.
+func shapesVersion(ss []WeightedScorer) int64 {
 	var n int64
-	for _, s := range r.scorers {
+	for _, s := range ss {
 		if f, ok := s.Scorer.(Fragmentation); ok && f.Shapes != nil {
 			n += f.Shapes.Version()
 		}

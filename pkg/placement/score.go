@@ -135,6 +135,21 @@ func twinSafe(ss []WeightedScorer) bool {
 	return true
 }
 
+// memoSafe reports whether every scorer is a built-in one: a pure function of the node
+// (its state, labels included) and the pod request, so a node's verdict may be kept
+// while its stamp stays (score_memo.go). The fragmentation scorer's statistics may
+// change in place; the memo also keys on their version.
+func memoSafe(ss []WeightedScorer) bool {
+	for _, s := range ss {
+		switch s.Scorer.(type) {
+		case Binpack, Spread, WholeGPUIslands, PreferNoSchedule, Fragmentation:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // combine is the weighted sum of the scorers.
 func combine(ss []WeightedScorer, c *Candidate) int64 {
 	var sum int64

@@ -14,8 +14,8 @@ import (
 // those judgements repeat. scoreMemo keeps one shape's verdict per node under one set of
 // scorers, with the node's stamp it was read under; a chooser judges again only the nodes
 // whose stamp moved. The built-in scorers are pure functions of the node's state and the
-// pod request (twinSafe), so a verdict read under an equal stamp is the one a fresh
-// judgement gives, and decisions do not change.
+// pod request (memoSafe), so a verdict read under an equal stamp (and shapes version) is
+// the one a fresh judgement gives, and decisions do not change.
 
 // verdictKind is what a judgement found.
 type verdictKind uint8
@@ -52,6 +52,10 @@ type memoEntry struct {
 // that a lookup compares them, and so that nothing they point at is reused meanwhile).
 type scoreMemo struct {
 	scorers []WeightedScorer
+	// version is the scorers' shapes version the verdicts were read under: the
+	// fragmentation scorer's statistics change in place (ShapeStats.Reset), so equal
+	// scorers do not mean equal scores.
+	version int64
 	at      []memoEntry
 }
 
@@ -61,22 +65,23 @@ const maxScoreMemos = 128
 // scoreMemoFor is the memo of req's shape under scorers, sized for ov; nil when the
 // scorers are not all built-in ones (others may read more than the node's state).
 func (c *FitCache) scoreMemoFor(ov *cluster.Overlay, req *PodRequest, scorers []WeightedScorer) *scoreMemo {
-	if !twinSafe(scorers) {
+	if !memoSafe(scorers) {
 		return nil
 	}
 	if c.verdicts == nil || c.nScoreMemos >= maxScoreMemos {
 		c.verdicts, c.nScoreMemos = map[string][]*scoreMemo{}, 0
 	}
 	key := req.shapeKey()
+	version := shapesVersion(scorers)
 	for _, m := range c.verdicts[key] {
 		if slices.Equal(m.scorers, scorers) {
-			if len(m.at) != ov.NumNodes() {
-				m.at = make([]memoEntry, ov.NumNodes())
+			if len(m.at) != ov.NumNodes() || m.version != version {
+				m.at, m.version = make([]memoEntry, ov.NumNodes()), version
 			}
 			return m
 		}
 	}
-	m := &scoreMemo{scorers: slices.Clone(scorers), at: make([]memoEntry, ov.NumNodes())}
+	m := &scoreMemo{scorers: slices.Clone(scorers), version: version, at: make([]memoEntry, ov.NumNodes())}
 	c.verdicts[key] = append(c.verdicts[key], m)
 	c.nScoreMemos++
 	return m

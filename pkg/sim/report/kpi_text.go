@@ -45,8 +45,17 @@ func (r Report) writeClusterLines(w io.Writer) {
 	fmt.Fprintf(w, "stranded GPU capacity (mean)   %s GPUs\n", FormatMilli(r.MeanStrandedMilli))
 	fmt.Fprintf(w, "FGD fragmentation (mean)       %s GPUs\n", FormatMilli(r.MeanFragMilli))
 	n := r.disruptionCounts()
-	fmt.Fprintf(w, "disruptions                    %d preemptions, %d spot interruptions, %d evictions (lost %s GPU-hours)\n",
-		n[sim.EvPreempted], n[sim.EvInterrupted], n[sim.EvEvicted], FormatGPUHours(r.LostGPUMilliSeconds))
+	fmt.Fprintf(w, "disruptions                    %s, %s, %s (lost %s GPU-hours)\n",
+		counted(n[sim.EvPreempted], "preemption"), counted(n[sim.EvInterrupted], "spot interruption"),
+		counted(n[sim.EvEvicted], "eviction"), FormatGPUHours(r.LostGPUMilliSeconds))
+}
+
+// counted is "1 eviction", "2 evictions".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // disruptionCounts counts the event log's preemption, interruption and eviction records

@@ -53,7 +53,7 @@ func TestWriteTextSeparatesPreemptionsFromSpotInterruptions(t *testing.T) {
 			t.Errorf("row %s = %v, want PREEMPTED 1, SPOT INTERRUPTED 1, EVICTED 2", name, row)
 		}
 	}
-	if want := "1 preemptions, 1 spot interruptions, 2 evictions"; !strings.Contains(out, want) {
+	if want := "1 preemption, 1 spot interruption, 2 evictions"; !strings.Contains(out, want) {
 		t.Errorf("summary lacks %q:\n%s", want, out)
 	}
 }
