@@ -37,6 +37,7 @@ type benchFragFlags struct {
 	parallel    int
 	csvOut      string
 	mdOut       string
+	svgOut      string
 	output      *outputFormat
 }
 
@@ -71,6 +72,7 @@ at a time) and default (the engine's gang placement, as gantry simulate runs it)
 	cmd.Flags().IntVar(&f.parallel, "parallel", 1, "runs at once (CPU times are per run only with 1)")
 	cmd.Flags().StringVar(&f.csvOut, "csv", "", "write every run's curve to this CSV file")
 	cmd.Flags().StringVar(&f.mdOut, "markdown", "", "write the results as markdown tables to this file")
+	cmd.Flags().StringVar(&f.svgOut, "svg", "", "write the first variant's allocation curve per policy (mean over seeds) to this SVG file")
 	f.output = addOutputFlag(cmd)
 	return cmd
 }
@@ -155,6 +157,19 @@ func runBenchFrag(f *benchFragFlags, stdout, stderr io.Writer) error {
 	}
 	if f.mdOut != "" {
 		if err := writeFile(f.mdOut, func(w io.Writer) error { _, err := io.WriteString(w, bench.FragMarkdown(results)); return err }); err != nil {
+			return err
+		}
+	}
+	if f.svgOut != "" && len(results) > 0 {
+		first := results[0].Variant
+		var own []bench.FragRun
+		for _, r := range runs {
+			if r.Variant == first {
+				own = append(own, r)
+			}
+		}
+		plot := bench.FragAllocationPlot("openb "+first+": GPU allocated as demand arrives (mean over seeds)", own)
+		if err := writeFile(f.svgOut, plot.WriteSVG); err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,7 @@ type benchJCTFlags struct {
 	output     *outputFormat
 	reportHTML string
 	markdown   string
+	svg        string
 	// changed says which flags the command line set (they override --window).
 	changed func(name string) bool
 }
@@ -60,6 +61,7 @@ func newBenchJCTCommand() *cobra.Command {
 	f.output = addOutputFlag(cmd)
 	cmd.Flags().StringVar(&f.reportHTML, "report", "", "write the HTML report of the last policy's run to this file")
 	cmd.Flags().StringVar(&f.markdown, "markdown", "", "also write the tables as Markdown to this file")
+	cmd.Flags().StringVar(&f.svg, "svg", "", "write the queue-wait CDF per policy to this SVG file")
 	return cmd
 }
 
@@ -159,6 +161,12 @@ func (f *benchJCTFlags) writeFiles(rep bench.JCTReport) error {
 		if err := writeFile(f.reportHTML, func(w io.Writer) error {
 			return report.WriteHTML(w, last.Report, "gantry bench jct: "+last.Policy)
 		}); err != nil {
+			return err
+		}
+	}
+	if f.svg != "" {
+		plot := bench.JCTWaitCDFPlot("Philly "+rep.Window.Name+": queue wait CDF per policy", rep)
+		if err := writeFile(f.svg, plot.WriteSVG); err != nil {
 			return err
 		}
 	}

@@ -131,6 +131,12 @@ func legend(b *strings.Builder, names []string) {
 // yMax fixes the top of the y axis (0 = the data's maximum).
 func lineChart(b *strings.Builder, id, title, note string, series []lineSeries, xa, ya axis, xr span, yMax int64) {
 	svgOpen(b, id, title)
+	drawLines(b, series, xa, ya, xr, yMax)
+	svgClose(b, note)
+}
+
+// drawLines draws the axes, the series and their legend.
+func drawLines(b *strings.Builder, series []lineSeries, xa, ya axis, xr span, yMax int64) {
 	f := lineFrame(series, xr, yMax)
 	drawAxes(b, f, xa, ya)
 	names := make([]string, len(series))
@@ -147,7 +153,6 @@ func lineChart(b *strings.Builder, id, title, note string, series []lineSeries, 
 		b.WriteString("\"/>\n")
 	}
 	legend(b, names)
-	svgClose(b, note)
 }
 
 // lineFrame is the frame holding every point, widened to xr when one is set.
