@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -11,8 +10,6 @@ import (
 	"github.com/gantry-sched/gantry/pkg/manifest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -23,10 +20,13 @@ func newConvertCommand() *cobra.Command {
 		Use:   "convert -f PATH...",
 		Short: "Rewrite Kueue and Volcano queue objects as gantry.dev/v1alpha1 objects",
 		Long: `Rewrite the kueue.x-k8s.io queue kinds (ResourceFlavor, ClusterQueue, LocalQueue, Cohort,
-WorkloadPriorityClass, Topology) under gantry.dev/v1alpha1 (same fields), and each Volcano
-Queue as a ClusterQueue in cohort "volcano" (deserved -> nominalQuota, capability -> the
-borrowing limit above it, weight -> fair-sharing weight) plus one ResourceFlavor
-"default-flavor". Other documents are copied unchanged.
+WorkloadPriorityClass, Topology; v1beta1 or v1beta2, read as validate reads them) under
+gantry.dev/v1alpha1 (v1beta1's field names: v1beta2's cohortName becomes cohort), and each Volcano
+Queue as the objects validate and simulate derive from it: a ClusterQueue (a Cohort when
+another queue names it as parent) under cohort "root" (deserved -> nominalQuota,
+capability -> the borrowing limit above it, guarantee -> the lending limit, weight ->
+fair-sharing weight) plus one ResourceFlavor "volcano-default" (see docs/manifests.md).
+Other documents are copied unchanged.
 
 -f takes files, folders (recursively, *.yaml/*.yml/*.json) or - for stdin, and may be
 given more than once: every input is converted, in the order given, into one stream on
@@ -44,6 +44,7 @@ stdout. A problem in any input prints every problem on stderr and nothing on std
 					c.file(f.Name, f.Data)
 				}
 			}
+			problems = append(problems, c.convertVolcanoQueues()...)
 			problems = append(problems, c.problems...)
 			if len(problems) > 0 {
 				return reportLoadErrors(cmd.ErrOrStderr(), problems)
@@ -87,24 +88,14 @@ func (h typeHeader) name() string {
 	return h.Metadata.Name
 }
 
-// kueueObject returns an empty Gantry object for a Kueue queue kind, or nil when the
-// kind is not one Gantry mirrors.
-func kueueObject(kind string) any {
+// kueueKind reports whether kind is a Kueue queue kind Gantry mirrors; other
+// kueue.x-k8s.io kinds (AdmissionCheck, ...) are copied unchanged.
+func kueueKind(kind string) bool {
 	switch kind {
-	case "ResourceFlavor":
-		return &v1alpha1.ResourceFlavor{}
-	case "ClusterQueue":
-		return &v1alpha1.ClusterQueue{}
-	case "LocalQueue":
-		return &v1alpha1.LocalQueue{}
-	case "Cohort":
-		return &v1alpha1.Cohort{}
-	case "WorkloadPriorityClass":
-		return &v1alpha1.WorkloadPriorityClass{}
-	case "Topology":
-		return &v1alpha1.Topology{}
+	case "ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass", "Topology":
+		return true
 	}
-	return nil
+	return false
 }
 
 // ConvertManifests rewrites one multi-document YAML stream. Errors name the file, the
@@ -122,10 +113,13 @@ func ConvertManifests(name string, data []byte) ([]byte, error) {
 // going past a bad document so that one run reports every problem of every file.
 type converter struct {
 	out bytes.Buffer
-	// flavorNeeded is set by a Volcano queue: the stream then ends with the one
-	// ResourceFlavor all converted queues name, however many files held queues.
-	flavorNeeded bool
-	problems     manifest.ErrorList
+	// volcano holds the Volcano Queues, converted together once every file is read
+	// (whether a queue is a ClusterQueue or a Cohort depends on the others) and written
+	// at their places; the stream then ends with the one ResourceFlavor they all name.
+	volcano volcanoQueues
+	// volcanoFlavorGiven: the inputs define that flavor already.
+	volcanoFlavorGiven bool
+	problems           manifest.ErrorList
 }
 
 // file converts every document of one file.
@@ -143,14 +137,20 @@ func (c *converter) document(file string, d doc) {
 		return
 	}
 	group, _, _ := strings.Cut(h.APIVersion, "/")
+	if h.Kind == "ResourceFlavor" && h.Metadata.Name == manifest.VolcanoFlavor {
+		c.volcanoFlavorGiven = true
+	}
 	var conv []byte
 	var err error
 	switch {
-	case group == "kueue.x-k8s.io" && kueueObject(h.Kind) != nil:
-		conv, err = convertKueue(d.text, h.Kind)
+	case group == "kueue.x-k8s.io" && kueueKind(h.Kind):
+		if conv, err = convertKueue(file, d, h.Kind); err != nil {
+			c.kueueProblems(file, d.line, err) // each names file, line, object and field
+			return
+		}
 	case group == "scheduling.volcano.sh" && h.Kind == "Queue":
-		conv, err = convertVolcanoQueue(d.text)
-		c.flavorNeeded = true
+		c.volcano.add(file, d, c.out.Len())
+		return
 	default:
 		conv = d.text
 	}
@@ -166,122 +166,41 @@ func (c *converter) document(file string, d doc) {
 	c.out.WriteString("\n")
 }
 
-// finish returns the stream, closed by the Volcano flavor when a queue needs it.
+// finish returns the stream: the Volcano queues converted at their places, closed by
+// the Volcano flavor when queues need it and the inputs do not define it.
 func (c *converter) finish() ([]byte, error) {
-	if c.flavorNeeded {
-		fl := &v1alpha1.ResourceFlavor{TypeMeta: gantryType("ResourceFlavor"), ObjectMeta: metav1.ObjectMeta{Name: volcanoFlavor}}
-		b, err := yaml.Marshal(fl)
-		if err != nil {
-			return nil, err
-		}
-		c.out.WriteString("---\n")
-		c.out.Write(b)
-		c.flavorNeeded = false
+	if problems := c.convertVolcanoQueues(); len(problems) > 0 {
+		return nil, problems
 	}
-	return c.out.Bytes(), nil
+	return c.volcano.splice(c.out.Bytes(), !c.volcanoFlavorGiven)
 }
 
 func gantryType(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: kind}
 }
 
-// convertKueue re-reads a Kueue object strictly into Gantry's type (so a field Gantry
-// does not know is an error, not silently dropped) and writes it under gantry.dev.
-func convertKueue(doc []byte, kind string) ([]byte, error) {
-	obj := kueueObject(kind)
-	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+// convertKueue reads a Kueue object with the loader's own reader (each apiVersion's
+// field names, strict decoding, the checks `validate` makes of one object), so convert
+// and validate agree on every version, and writes it under gantry.dev. A v1beta2
+// ClusterQueue's cohortName becomes cohort; flavorFungibility.preference, which the
+// gantry.dev type lacks, can only be BorrowingOverPreemption here (the reader refuses
+// the other value), Gantry's only order, and is left out.
+func convertKueue(file string, d doc, kind string) ([]byte, error) {
+	obj, err := manifest.ReadKueueObject(file, d.line, d.text)
+	if err != nil {
 		return nil, err
 	}
-	tm := gantryType(kind)
-	switch o := obj.(type) {
-	case *v1alpha1.ResourceFlavor:
-		o.TypeMeta = tm
-	case *v1alpha1.ClusterQueue:
-		o.TypeMeta = tm
-	case *v1alpha1.LocalQueue:
-		o.TypeMeta = tm
-	case *v1alpha1.Cohort:
-		o.TypeMeta = tm
-	case *v1alpha1.WorkloadPriorityClass:
-		o.TypeMeta = tm
-	case *v1alpha1.Topology:
-		o.TypeMeta = tm
-	}
+	obj.GetObjectKind().SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(kind))
 	return yaml.Marshal(obj)
 }
 
-const volcanoFlavor = "default-flavor"
-
-// volcanoQueue is the part of scheduling.volcano.sh/v1beta1 Queue that converts.
-type volcanoQueue struct {
-	Metadata metav1.ObjectMeta `json:"metadata"`
-	Spec     struct {
-		Weight      int32               `json:"weight,omitempty"`
-		Capability  corev1.ResourceList `json:"capability,omitempty"`
-		Deserved    corev1.ResourceList `json:"deserved,omitempty"`
-		Reclaimable *bool               `json:"reclaimable,omitempty"`
-		Guarantee   struct {
-			Resource corev1.ResourceList `json:"resource,omitempty"`
-		} `json:"guarantee,omitempty"`
-	} `json:"spec"`
-}
-
-// convertVolcanoQueue maps a Volcano Queue onto a ClusterQueue: what the queue
-// deserves (else its guarantee, else its capability) is nominal quota; capability
-// above that is borrowable from the shared cohort; a reclaimable queue's loans can be
-// reclaimed.
-func convertVolcanoQueue(doc []byte) ([]byte, error) {
-	var q volcanoQueue
-	if err := yaml.Unmarshal(doc, &q); err != nil {
-		return nil, err
+// kueueProblems records the problems of the Kueue document at file:line.
+func (c *converter) kueueProblems(file string, line int, err error) {
+	if list, ok := err.(manifest.ErrorList); ok {
+		c.problems = append(c.problems, list...)
+		return
 	}
-	names := map[corev1.ResourceName]bool{}
-	for _, l := range []corev1.ResourceList{q.Spec.Capability, q.Spec.Deserved, q.Spec.Guarantee.Resource} {
-		for n := range l {
-			names[n] = true
-		}
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, string(n))
-	}
-	sort.Strings(sorted)
-	fq := v1alpha1.FlavorQuotas{Name: volcanoFlavor}
-	rg := v1alpha1.ResourceGroup{}
-	for _, s := range sorted {
-		n := corev1.ResourceName(s)
-		nominal, ok := q.Spec.Deserved[n]
-		if !ok {
-			if nominal, ok = q.Spec.Guarantee.Resource[n]; !ok {
-				nominal = q.Spec.Capability[n]
-			}
-		}
-		rq := v1alpha1.ResourceQuota{Name: n, NominalQuota: nominal.DeepCopy()}
-		if c, ok := q.Spec.Capability[n]; ok && c.Cmp(nominal) >= 0 {
-			b := c.DeepCopy()
-			b.Sub(nominal)
-			rq.BorrowingLimit = &b
-		}
-		rg.CoveredResources = append(rg.CoveredResources, n)
-		fq.Resources = append(fq.Resources, rq)
-	}
-	cq := &v1alpha1.ClusterQueue{TypeMeta: gantryType("ClusterQueue"),
-		ObjectMeta: metav1.ObjectMeta{Name: q.Metadata.Name, Labels: q.Metadata.Labels},
-		Spec:       v1alpha1.ClusterQueueSpec{Cohort: "volcano"}}
-	if len(fq.Resources) > 0 {
-		rg.Flavors = []v1alpha1.FlavorQuotas{fq}
-		cq.Spec.ResourceGroups = []v1alpha1.ResourceGroup{rg}
-	}
-	if q.Spec.Weight > 0 {
-		w := resource.NewQuantity(int64(q.Spec.Weight), resource.DecimalSI)
-		cq.Spec.FairSharing = &v1alpha1.FairSharing{Weight: w}
-	}
-	reclaim := v1alpha1.PreemptionPolicy("Any")
-	if q.Spec.Reclaimable != nil && !*q.Spec.Reclaimable {
-		reclaim = "Never"
-	}
-	cq.Spec.Preemption = &v1alpha1.ClusterQueuePreemption{ReclaimWithinCohort: reclaim, WithinClusterQueue: "LowerPriority"}
-	return yaml.Marshal(cq)
+	c.problems = append(c.problems, &manifest.Error{Source: api.Source{File: file, Line: line}, Msg: err.Error()})
 }
 
 // doc is one YAML document and the line it starts on.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/manifest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -73,18 +74,18 @@ metadata:
 	if !strings.Contains(string(docs[2].text), "keep-me") {
 		t.Errorf("the Namespace was not copied unchanged: %s", docs[2].text)
 	}
-	if !bytes.Contains(docs[3].text, []byte("name: default-flavor")) {
+	if !bytes.Contains(docs[3].text, []byte("name: volcano-default")) {
 		t.Errorf("no default flavor emitted for the Volcano queue: %s", docs[3].text)
 	}
 }
 
 // TestConvertRejectsUnknownKueueField: a field Gantry does not mirror is an error
-// naming the file and line, not silently dropped.
+// naming the file and the field's line, not silently dropped.
 func TestConvertRejectsUnknownKueueField(t *testing.T) {
 	in := "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: a, bogus: 1}\n"
 	_, err := ConvertManifests("in.yaml", []byte(in))
-	if err == nil || !strings.Contains(err.Error(), "in.yaml:5") || !strings.Contains(err.Error(), "bogus") {
-		t.Fatalf("error = %v, want one naming in.yaml:5 and the field bogus", err)
+	if err == nil || !strings.Contains(err.Error(), "in.yaml:8: LocalQueue q: spec.bogus: ") || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("error = %v, want one naming in.yaml:8 and the field spec.bogus", err)
 	}
 }
 
@@ -135,10 +136,10 @@ func TestConvertInputs(t *testing.T) {
 		args  []string
 		want  []string
 	}{
-		{"two -f keep both", "", []string{"-f", a, "-f", b}, []string{"LocalQueue ns/a", "ClusterQueue b", "ResourceFlavor default-flavor"}},
-		{"--file is -f", "", []string{"--file", b, "-f", a}, []string{"ClusterQueue b", "LocalQueue ns/a", "ResourceFlavor default-flavor"}},
-		{"folder, recursively", "", []string{"-f", tree}, []string{"LocalQueue ns/c", "ClusterQueue d", "ResourceFlavor default-flavor"}},
-		{"flavor once for two inputs", "", []string{"-f", b, "-f", filepath.Join(tree, "deep")}, []string{"ClusterQueue b", "ClusterQueue d", "ResourceFlavor default-flavor"}},
+		{"two -f keep both", "", []string{"-f", a, "-f", b}, []string{"LocalQueue ns/a", "ClusterQueue b", "ResourceFlavor volcano-default"}},
+		{"--file is -f", "", []string{"--file", b, "-f", a}, []string{"ClusterQueue b", "LocalQueue ns/a", "ResourceFlavor volcano-default"}},
+		{"folder, recursively", "", []string{"-f", tree}, []string{"LocalQueue ns/c", "ClusterQueue d", "ResourceFlavor volcano-default"}},
+		{"flavor once for two inputs", "", []string{"-f", b, "-f", filepath.Join(tree, "deep")}, []string{"ClusterQueue b", "ClusterQueue d", "ResourceFlavor volcano-default"}},
 		{"stdin beside a file", fmt.Sprintf(kueueLQ, "s"), []string{"-f", "-", "-f", a}, []string{"LocalQueue ns/s", "LocalQueue ns/a"}},
 	}
 	for _, tc := range tests {
@@ -176,7 +177,7 @@ func TestConvertInputProblems(t *testing.T) {
 		{"folder without manifests", []string{"-f", noManifests}, []string{noManifests + ": folder holds no *.yaml, *.yml or *.json files"}},
 		{"missing file", []string{"-f", missing}, []string{missing + ": cannot read: no such file or directory"}},
 		{"every problem at once", []string{"-f", bad, "-f", missing, "-f", empty},
-			[]string{bad + ":5: LocalQueue ns/q: ", `unknown field "bogus"`, missing + ": cannot read", empty + ": holds no objects", "3 problems found"}},
+			[]string{bad + ":8: LocalQueue ns/q: spec.bogus: ", `unknown field "bogus"`, missing + ": cannot read", empty + ": holds no objects", "3 problems found"}},
 	}
 	for _, tc := range tests {
 		stdout, stderr, code := runConvert(t, "", tc.args...)
@@ -187,6 +188,123 @@ func TestConvertInputProblems(t *testing.T) {
 			if !strings.Contains(stderr, w) {
 				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, stderr)
 			}
+		}
+	}
+}
+
+// kueueV1beta2Stream holds every Kueue queue kind as Kueue v0.15+ documents them, with
+// v1beta2's names (cohortName, MayStopSearch, preference).
+const kueueV1beta2Stream = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: default}
+spec:
+  levels: [{nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {gpu: h100}, topologyName: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: research}
+spec: {parentName: org, fairSharing: {weight: "2"}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohortName: research
+  fairSharing: {weight: 500m}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: BorrowingOverPreemption}
+  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}
+  admissionChecksStrategy: {admissionChecks: []}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8, borrowingLimit: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: ns}
+spec: {clusterQueue: team-a, stopPolicy: Hold}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+`
+
+// TestConvertKueueV1beta2: v1beta2 input becomes gantry.dev/v1alpha1 with that
+// version's field names, and the output loads to the same queues as the input.
+func TestConvertKueueV1beta2(t *testing.T) {
+	out, err := ConvertManifests("in.yaml", []byte(kueueV1beta2Stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range splitDocs(out) {
+		var h typeHeader
+		if err := yaml.Unmarshal(d.text, &h); err != nil || h.APIVersion != "gantry.dev/v1alpha1" {
+			t.Errorf("output document %s %s: apiVersion %q (%v), want gantry.dev/v1alpha1", h.Kind, h.name(), h.APIVersion, err)
+		}
+	}
+	var cq v1alpha1.ClusterQueue
+	for _, d := range splitDocs(out) {
+		if bytes.Contains(d.text, []byte("kind: ClusterQueue")) {
+			if err := yaml.UnmarshalStrict(d.text, &cq); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if cq.Spec.Cohort != "research" || cq.Spec.FlavorFungibility == nil || cq.Spec.FlavorFungibility.WhenCanBorrow != "TryNextFlavor" {
+		t.Errorf("ClusterQueue spec = %+v", cq.Spec)
+	}
+	in, err := manifest.LoadBytes("in.yaml", []byte(kueueV1beta2Stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := manifest.LoadBytes("out.yaml", out)
+	if err != nil {
+		t.Fatalf("converted output does not load: %v\n%s", err, out)
+	}
+	a, b := in.ClusterQueues[0], conv.ClusterQueues[0]
+	if a.Cohort != b.Cohort || a.FlavorFungibility != b.FlavorFungibility || a.FairSharing != b.FairSharing ||
+		a.Preemption.ReclaimWithinCohort != b.Preemption.ReclaimWithinCohort || !reflect.DeepEqual(a.ResourceGroups, b.ResourceGroups) {
+		t.Errorf("ClusterQueue loads as %+v from v1beta2 but %+v from the conversion", a, b)
+	}
+	if in.Cohorts[0].Parent != "org" || conv.Cohorts[0].Parent != "org" || conv.Cohorts[0].FairSharing != in.Cohorts[0].FairSharing {
+		t.Errorf("Cohort = %+v from v1beta2, %+v converted", in.Cohorts[0], conv.Cohorts[0])
+	}
+	if lq := conv.LocalQueues[0]; lq.Key() != "ns/q" || lq.StopPolicy != in.LocalQueues[0].StopPolicy {
+		t.Errorf("LocalQueue converted to %+v", lq)
+	}
+	if conv.PriorityClasses[0].Value != 1000 || conv.Flavors[0].TopologyName != "default" || !reflect.DeepEqual(conv.Topologies[0].Levels, in.Topologies[0].Levels) {
+		t.Errorf("priority %+v, flavor %+v, topology %+v", conv.PriorityClasses[0], conv.Flavors[0], conv.Topologies[0])
+	}
+}
+
+// TestConvertKueueVersionErrors: convert refuses what the loader refuses, naming the
+// file, the field's line in the whole stream, the object and the field.
+func TestConvertKueueVersionErrors(t *testing.T) {
+	ns := "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n" // puts the queue at line 5
+	cq := "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+	tests := []struct {
+		name string
+		spec string
+		want string
+	}{
+		{"v1beta1 cohort", "  cohort: org\n", "in.yaml:9: ClusterQueue cq: spec.cohort: not a field of kueue.x-k8s.io/v1beta2 ClusterQueue"},
+		{"v1beta1 fungibility value", "  flavorFungibility: {whenCanBorrow: Borrow}\n", "in.yaml:9: ClusterQueue cq: spec.flavorFungibility.whenCanBorrow: \"Borrow\" is the kueue.x-k8s.io/v1beta1 spelling"},
+		{"admission checks", "  admissionChecksStrategy:\n    admissionChecks: [{name: prov}]\n", "in.yaml:10: ClusterQueue cq: spec.admissionChecksStrategy.admissionChecks: admission checks are not supported yet"},
+		{"preemption over borrowing", "  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n",
+			"in.yaml:9: ClusterQueue cq: spec.flavorFungibility.preference: PreemptionOverBorrowing is not supported yet"},
+	}
+	for _, tc := range tests {
+		_, err := ConvertManifests("in.yaml", []byte(ns+cq+tc.spec))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error = %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

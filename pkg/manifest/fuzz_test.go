@@ -21,7 +21,10 @@ func FuzzLoad(f *testing.F) {
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {limits: {cpu: -1}}}]}\n",
 		"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {parallelism: 99999999999}\n",
 		"apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: a}\nspec: {parentName: a}\n",
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec: {cohortName: c, cohort: d, admissionChecks: [x], flavorFungibility: {whenCanBorrow: Borrow, preference: 7}}\n",
 		"apiVersion: gantry.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\nspec: {count: -1, cpu: x, memory: y, gpu: {model: Z, perNode: 3}}\n",
+		"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j, labels: {volcano.sh/queue-name: q}}\nspec: {minAvailable: 9, queue: r, policies: [{event: PodEvicted, action: RestartJob}, {exitCode: 0}], plugins: {mpi: [--master], x: []}, networkTopology: {highestTierAllowed: -1}, tasks: [{name: a, replicas: 2147483647, minAvailable: 3, dependsOn: {name: [b]}, partitionPolicy: {totalPartitions: 0}, template: {spec: {containers: [{name: c}]}}}, {name: b, replicas: 2147483647, dependsOn: {name: [a, b]}}]}\n",
+		"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMember: 5, minTaskMember: {main: 9, x.y: -1}, minResources: {cpu: x}, networkTopology: {mode: soft}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {metadata: {annotations: {scheduling.k8s.io/group-name: g}}, spec: {containers: [{name: c}]}}}\n",
 		"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": 5}}",
 		"<<: {a: 1}\n", "? [a]\n: b\n", "\t\x00\xff",
 	} {

@@ -19,20 +19,22 @@ type kindEntry struct {
 // supportedKinds lists every kind Load reads. It is built on each call: a plain value,
 // not a registry that code elsewhere could mutate.
 func supportedKinds() []kindEntry {
-	// The Kueue queue kinds are read under Kueue's and Gantry's apiVersion: same schema.
-	kueueVersions := []string{"kueue.x-k8s.io/v1beta1", "gantry.dev/v1alpha1"}
-	kueueAlpha := []string{"kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1beta1", "gantry.dev/v1alpha1"}
+	// The Kueue queue kinds are read under Kueue's apiVersions and Gantry's, each with its
+	// own field names (kueue_versions.go), all by one reader per kind.
+	kueueVersions := []string{kueueV1beta1, gantryV1alpha1, kueueV1beta2}
+	kueueAlpha := []string{kueueV1alpha1, kueueV1beta1, gantryV1alpha1, kueueV1beta2}
 	return []kindEntry{
-		{kueueVersions, "ResourceFlavor", (*loader).resourceFlavor},
-		{kueueVersions, "ClusterQueue", (*loader).clusterQueue},
-		{kueueVersions, "LocalQueue", (*loader).localQueue},
-		{kueueAlpha, "Cohort", (*loader).cohort},
-		{kueueVersions, "WorkloadPriorityClass", (*loader).workloadPriorityClass},
-		{kueueAlpha, "Topology", (*loader).topology},
+		{kueueVersions, "ResourceFlavor", (*loader).kueue},
+		{kueueVersions, "ClusterQueue", (*loader).kueue},
+		{kueueVersions, "LocalQueue", (*loader).kueue},
+		{kueueAlpha, "Cohort", (*loader).kueue},
+		{kueueVersions, "WorkloadPriorityClass", (*loader).kueue},
+		{kueueAlpha, "Topology", (*loader).kueue},
 		{[]string{"gantry.dev/v1alpha1"}, "NodePool", (*loader).nodePool},
 		{[]string{"gantry.dev/v1alpha1"}, "ClusterEvent", (*loader).clusterEvent},
 		{[]string{"scheduling.volcano.sh/v1beta1"}, "Queue", (*loader).volcanoQueue},
 		{[]string{"scheduling.volcano.sh/v1beta1"}, "PodGroup", (*loader).podGroup},
+		{[]string{VolcanoJobAPIVersion}, "Job", (*loader).vcJob},
 		{[]string{"scheduling.k8s.io/v1"}, "PriorityClass", (*loader).priorityClass},
 		{[]string{"batch/v1"}, "Job", (*loader).job},
 		{[]string{"jobset.x-k8s.io/v1alpha2"}, "JobSet", (*loader).jobSet},

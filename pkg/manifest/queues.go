@@ -8,13 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func (l *loader) resourceFlavor(d document, c errs) {
-	var in v1alpha1.ResourceFlavor
-	if decode(d, &in, false, c) {
-		l.addResourceFlavor(&in, c)
-	}
-}
-
 // addResourceFlavor converts and registers a decoded ResourceFlavor.
 func (l *loader) addResourceFlavor(in *v1alpha1.ResourceFlavor, c errs) {
 	clusterScoped(in.ObjectMeta, c)
@@ -47,15 +40,14 @@ func checkTaint(t corev1.Taint, path string, c errs) {
 	}
 }
 
-func (l *loader) clusterQueue(d document, c errs) {
-	var in v1alpha1.ClusterQueue
-	if decode(d, &in, false, c) {
-		l.addClusterQueue(&in, c)
-	}
+// addClusterQueue converts and registers a gantry.dev/v1alpha1 ClusterQueue.
+func (l *loader) addClusterQueue(in *v1alpha1.ClusterQueue, c errs) {
+	l.addClusterQueueFrom(in, gantryDoc(), c)
 }
 
-// addClusterQueue converts and registers a decoded ClusterQueue.
-func (l *loader) addClusterQueue(in *v1alpha1.ClusterQueue, c errs) {
+// addClusterQueueFrom converts and registers a decoded ClusterQueue; x says which
+// apiVersion it was read under and holds the fields read beside the wire type.
+func (l *loader) addClusterQueueFrom(in *v1alpha1.ClusterQueue, x kueueDoc, c errs) {
 	clusterScoped(in.ObjectMeta, c)
 	s := in.Spec
 	q := api.ClusterQueue{
@@ -65,7 +57,7 @@ func (l *loader) addClusterQueue(in *v1alpha1.ClusterQueue, c errs) {
 		QueueingStrategy:  queueingStrategy(s.QueueingStrategy, c),
 		ResourceGroups:    resourceGroups(s.ResourceGroups, "spec.resourceGroups", c),
 		Preemption:        preemption(s.Preemption, c),
-		FlavorFungibility: fungibility(s.FlavorFungibility, c),
+		FlavorFungibility: fungibility(s.FlavorFungibility, x, c),
 		FairSharing:       api.FairSharing{WeightMilli: weightMilli(s.FairSharing, "spec.fairSharing", c)},
 		StopPolicy:        stopPolicy(s.StopPolicy, "spec.stopPolicy", c),
 	}
@@ -84,8 +76,11 @@ func (l *loader) addClusterQueue(in *v1alpha1.ClusterQueue, c errs) {
 		}
 	}
 	if q.Cohort == "" {
-		requireCohortForLimits(q.ResourceGroups, c)
+		requireCohortForLimits(q.ResourceGroups, x.path(fieldCohort), c)
 	}
+	fungibilityPreference(x, q.FlavorFungibility, c)
+	refuseAdmissionChecks(s, x, c)
+	refuseConcurrentAdmission(x, c)
 	q.Placement, q.DisruptionBudget = gantryQueueExtensions(q.Annotations, c)
 	if l.register("ClusterQueue", q.Meta, c) {
 		l.objs.ClusterQueues = append(l.objs.ClusterQueues, q)
@@ -94,16 +89,16 @@ func (l *loader) addClusterQueue(in *v1alpha1.ClusterQueue, c errs) {
 
 // requireCohortForLimits: borrowing and lending limits only mean something in a cohort,
 // and Kueue rejects them on a queue without one.
-func requireCohortForLimits(groups []api.ResourceGroup, c errs) {
+func requireCohortForLimits(groups []api.ResourceGroup, cohortPath string, c errs) {
 	for gi, g := range groups {
 		for fi, f := range g.Flavors {
 			for ri, r := range f.Resources {
 				p := joinIndex(joinIndex(joinIndex("spec.resourceGroups", gi)+".flavors", fi)+".resources", ri)
 				if r.BorrowingLimit != nil {
-					c.add(p+".borrowingLimit", "must not be set on a ClusterQueue without spec.cohort")
+					c.add(p+".borrowingLimit", "must not be set on a ClusterQueue without %s", cohortPath)
 				}
 				if r.LendingLimit != nil {
-					c.add(p+".lendingLimit", "must not be set on a ClusterQueue without spec.cohort")
+					c.add(p+".lendingLimit", "must not be set on a ClusterQueue without %s", cohortPath)
 				}
 			}
 		}
@@ -165,9 +160,9 @@ func preemptionPolicy(v v1alpha1.PreemptionPolicy, path string, c errs, allowed 
 	return api.PreemptNever
 }
 
-// fungibility maps Kueue's spellings: Borrow / Preempt (v1beta1) and MayStopSearch
-// (newer) all mean "stop at this flavor"; TryNextFlavor means "go on".
-func fungibility(f *v1alpha1.FlavorFungibility, c errs) api.FlavorFungibility {
+// fungibility maps Kueue's spellings: Borrow / Preempt (v1beta1, removed in v1beta2) and
+// MayStopSearch all mean "stop at this flavor"; TryNextFlavor means "go on".
+func fungibility(f *v1alpha1.FlavorFungibility, x kueueDoc, c errs) api.FlavorFungibility {
 	out := api.FlavorFungibility{WhenCanBorrow: api.MayStopSearch, WhenCanPreempt: api.TryNextFlavor}
 	if f == nil {
 		return out
@@ -176,10 +171,19 @@ func fungibility(f *v1alpha1.FlavorFungibility, c errs) api.FlavorFungibility {
 		switch string(v) {
 		case "":
 			return def
-		case stopWord, string(api.MayStopSearch):
+		case string(api.MayStopSearch):
 			return api.MayStopSearch
 		case string(api.TryNextFlavor):
 			return api.TryNextFlavor
+		case stopWord:
+			if !x.legacyStopWords() {
+				c.add(path, "%q is the kueue.x-k8s.io/v1beta1 spelling, removed in %s: write MayStopSearch", v, x.apiVersion)
+			}
+			return api.MayStopSearch
+		}
+		if !x.legacyStopWords() {
+			c.add(path, "unknown value %q: want MayStopSearch or TryNextFlavor", v)
+			return def
 		}
 		c.add(path, "unknown value %q: want %s, MayStopSearch or TryNextFlavor", v, stopWord)
 		return def
@@ -187,13 +191,6 @@ func fungibility(f *v1alpha1.FlavorFungibility, c errs) api.FlavorFungibility {
 	out.WhenCanBorrow = conv(f.WhenCanBorrow, "Borrow", "spec.flavorFungibility.whenCanBorrow", api.MayStopSearch)
 	out.WhenCanPreempt = conv(f.WhenCanPreempt, "Preempt", "spec.flavorFungibility.whenCanPreempt", api.TryNextFlavor)
 	return out
-}
-
-func (l *loader) localQueue(d document, c errs) {
-	var in v1alpha1.LocalQueue
-	if decode(d, &in, false, c) {
-		l.addLocalQueue(&in, c)
-	}
 }
 
 // addLocalQueue converts and registers a decoded LocalQueue.
@@ -213,22 +210,17 @@ func (l *loader) addLocalQueue(in *v1alpha1.LocalQueue, c errs) {
 	}
 }
 
-func (l *loader) cohort(d document, c errs) {
-	var in v1alpha1.Cohort
-	if decode(d, &in, false, c) {
-		l.addCohort(&in, c)
-	}
-}
-
 // addCohort converts and registers a decoded Cohort.
 func (l *loader) addCohort(in *v1alpha1.Cohort, c errs) {
 	clusterScoped(in.ObjectMeta, c)
-	parent := in.Spec.ParentName
+	// Only gantry.dev/v1alpha1 takes both spellings; mapKueueFields lets each Kueue
+	// version through with its own.
+	parent, parentPath := in.Spec.ParentName, "spec.parentName"
 	if in.Spec.Parent != "" {
 		if parent != "" && parent != in.Spec.Parent {
 			c.add("spec.parent", "conflicts with spec.parentName %q: set one of them", parent)
 		}
-		parent = in.Spec.Parent
+		parent, parentPath = in.Spec.Parent, "spec.parent"
 	}
 	co := api.Cohort{
 		Meta:           metaOf(in.ObjectMeta, c.src, ""),
@@ -237,18 +229,11 @@ func (l *loader) addCohort(in *v1alpha1.Cohort, c errs) {
 		FairSharing:    api.FairSharing{WeightMilli: weightMilli(in.Spec.FairSharing, "spec.fairSharing", c)},
 	}
 	if co.Parent == co.Name && co.Name != "" {
-		c.add("spec.parentName", "a cohort cannot be its own parent")
+		c.add(parentPath, "a cohort cannot be its own parent")
 		co.Parent = ""
 	}
 	if l.register("Cohort", co.Meta, c) {
 		l.objs.Cohorts = append(l.objs.Cohorts, co)
-	}
-}
-
-func (l *loader) workloadPriorityClass(d document, c errs) {
-	var in v1alpha1.WorkloadPriorityClass
-	if decode(d, &in, false, c) {
-		l.addWorkloadPriorityClass(&in, c)
 	}
 }
 
@@ -276,13 +261,6 @@ func (l *loader) priorityClass(d document, c errs) {
 	}
 	if l.register("PriorityClass", pc.Meta, c) {
 		l.objs.PriorityClasses = append(l.objs.PriorityClasses, pc)
-	}
-}
-
-func (l *loader) topology(d document, c errs) {
-	var in v1alpha1.Topology
-	if decode(d, &in, false, c) {
-		l.addTopology(&in, c)
 	}
 }
 

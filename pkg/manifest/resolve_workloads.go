@@ -50,9 +50,9 @@ func (l *loader) groupPods() {
 
 // checkSameGroupMeta: every pod of a group must name the same queue and priority.
 func checkSameGroupMeta(w *workloadInput, p podInput) {
-	q, field := queueName(p.obj.Labels, "metadata.labels", p.c)
-	if q != w.Queue {
-		p.c.add(field, "queue %q differs from %q of the other pods of group %s", q, w.Queue, w.Name)
+	q := workloadQueue(p.obj.ObjectMeta, p.c)
+	if q.name != w.Queue {
+		p.c.add(q.field, "queue %q differs from %q of the other pods of group %s", q.name, w.Queue, w.Name)
 	}
 	if pc := p.obj.Labels[api.LabelKueuePriority]; w.PrioritySource == api.WorkloadPriority && pc != w.PriorityClass {
 		p.c.add("metadata.labels["+api.LabelKueuePriority+"]", "priority class %q differs from %q of the other pods of group %s", pc, w.PriorityClass, w.Name)

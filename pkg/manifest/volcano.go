@@ -4,8 +4,11 @@ import (
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Volcano queues become Kueue-style quota (see docs/manifests.md):
@@ -41,11 +44,6 @@ type volcanoQueue struct {
 	c  errs
 }
 
-type podGroupInput struct {
-	in podGroupWire
-	c  errs
-}
-
 func (l *loader) volcanoQueue(d document, c errs) {
 	var in volcanoQueueWire
 	if !decode(d, &in, false, c) {
@@ -60,66 +58,18 @@ func (l *loader) volcanoQueue(d document, c errs) {
 	}
 }
 
-func (l *loader) podGroup(d document, c errs) {
-	var in podGroupWire
-	if !decode(d, &in, false, c) {
-		return
-	}
-	m := metaOf(in.ObjectMeta, c.src, DefaultNamespace)
-	c.name = m.Key()
-	if in.Spec.MinMember < 0 {
-		c.add("spec.minMember", "%d is negative", in.Spec.MinMember)
-	}
-	if nt := in.Spec.NetworkTopology; nt != nil && nt.Mode != "" && nt.Mode != "hard" && nt.Mode != "soft" {
-		c.add("spec.networkTopology.mode", "unknown mode %q: want hard or soft", nt.Mode)
-	}
-	if l.register("PodGroup", m, c) {
-		l.podGroups[m.Key()] = &podGroupInput{in: in, c: c}
-	}
-}
-
-// convertVolcanoQueues turns the Volcano queues into ClusterQueues and Cohorts.
+// convertVolcanoQueues turns the Volcano queues into ClusterQueues and Cohorts through
+// the same mapping `gantry convert` writes out (mapVolcanoQueues), read the way a
+// written-out ClusterQueue or Cohort is read.
 func (l *loader) convertVolcanoQueues() {
 	if len(l.volcanoQueues) == 0 {
 		return
 	}
-	parents := map[string]bool{VolcanoRootCohort: true}
-	for _, q := range l.volcanoQueues {
-		if q.in.Spec.Parent != "" {
-			parents[q.in.Spec.Parent] = true
-		}
-	}
-	for _, q := range l.volcanoQueues {
-		m := metaOf(q.in.ObjectMeta, q.c.src, "")
-		parent := q.in.Spec.Parent
-		if parent == "" && m.Name != VolcanoRootCohort {
-			parent = VolcanoRootCohort
-		}
-		groups := volcanoQuota(q)
-		weight := int64(q.in.Spec.Weight)
-		if weight == 0 {
-			weight = 1
-		}
-		if parents[m.Name] {
-			co := api.Cohort{Meta: m, Parent: parent, ResourceGroups: groups, FairSharing: api.FairSharing{WeightMilli: weight * 1000}}
-			if l.register("Cohort", m, q.c) {
-				l.objs.Cohorts = append(l.objs.Cohorts, co)
-			}
-			continue
-		}
-		cq := api.ClusterQueue{
-			Meta: m, Cohort: parent, QueueingStrategy: api.BestEffortFIFO, ResourceGroups: groups,
-			Preemption: api.Preemption{WithinClusterQueue: api.PreemptLowerPriority, ReclaimWithinCohort: api.PreemptAny,
-				BorrowWithinCohort: api.BorrowWithinCohort{Policy: api.PreemptNever}},
-			FlavorFungibility: api.FlavorFungibility{WhenCanBorrow: api.MayStopSearch, WhenCanPreempt: api.TryNextFlavor},
-			FairSharing:       api.FairSharing{WeightMilli: weight * 1000},
-			StopPolicy:        api.StopNone,
-		}
-		if len(groups) == 0 {
-			q.c.add("spec", "no deserved, guarantee or capability: Gantry cannot derive quota from a weight alone; set spec.deserved")
-		}
-		if l.register("ClusterQueue", m, q.c) {
-			l.objs.ClusterQueues = append(l.objs.ClusterQueues, cq)
+	for _, m := range mapVolcanoQueues(l.volcanoQueues) {
+		if m.cohort != nil {
+			l.addCohort(m.cohort, m.q.c)
+		} else {
+			l.addClusterQueue(m.clusterQueue, m.q.c)
 		}
 	}
 	if _, ok := l.seen["ResourceFlavor/"+VolcanoFlavor]; !ok {
@@ -129,8 +79,68 @@ func (l *loader) convertVolcanoQueues() {
 	}
 }
 
-// volcanoQuota maps deserved/capability/guarantee onto one resource group.
-func volcanoQuota(q volcanoQueue) []api.ResourceGroup {
+// volcanoMapped is what one Volcano Queue becomes: a ClusterQueue, or a Cohort when other
+// queues name it as their parent.
+type volcanoMapped struct {
+	q            volcanoQueue
+	clusterQueue *v1alpha1.ClusterQueue
+	cohort       *v1alpha1.Cohort
+}
+
+// mapVolcanoQueues maps every queue, in order; problems go to each queue's context.
+func mapVolcanoQueues(qs []volcanoQueue) []volcanoMapped {
+	parents := map[string]bool{VolcanoRootCohort: true}
+	for _, q := range qs {
+		if q.in.Spec.Parent != "" {
+			parents[q.in.Spec.Parent] = true
+		}
+	}
+	out := make([]volcanoMapped, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, mapVolcanoQueue(q, parents))
+	}
+	return out
+}
+
+func mapVolcanoQueue(q volcanoQueue, parents map[string]bool) volcanoMapped {
+	m := metaOf(q.in.ObjectMeta, q.c.src, "")
+	meta := metav1.ObjectMeta{Name: m.Name, Labels: q.in.Labels, Annotations: q.in.Annotations, CreationTimestamp: q.in.CreationTimestamp}
+	parent := q.in.Spec.Parent
+	if parent == "" && m.Name != VolcanoRootCohort {
+		parent = VolcanoRootCohort
+	}
+	groups := volcanoQuota(q)
+	weight := int64(q.in.Spec.Weight)
+	if weight <= 0 {
+		weight = 1
+	}
+	fair := &v1alpha1.FairSharing{Weight: resource.NewQuantity(weight, resource.DecimalSI)}
+	if parents[m.Name] {
+		return volcanoMapped{q: q, cohort: &v1alpha1.Cohort{TypeMeta: gantryTypeMeta("Cohort"), ObjectMeta: meta,
+			Spec: v1alpha1.CohortSpec{ParentName: parent, ResourceGroups: groups, FairSharing: fair}}}
+	}
+	if len(groups) == 0 {
+		q.c.add("spec", "no deserved, guarantee or capability: Gantry cannot derive quota from a weight alone; set spec.deserved")
+	}
+	return volcanoMapped{q: q, clusterQueue: &v1alpha1.ClusterQueue{TypeMeta: gantryTypeMeta("ClusterQueue"), ObjectMeta: meta,
+		Spec: v1alpha1.ClusterQueueSpec{
+			Cohort: parent, QueueingStrategy: v1alpha1.QueueingStrategy(api.BestEffortFIFO), ResourceGroups: groups,
+			// Volcano's preempt action (within the queue, by priority) and reclaim action
+			// (across queues, whatever the priority).
+			Preemption: &v1alpha1.ClusterQueuePreemption{WithinClusterQueue: v1alpha1.PreemptionPolicy(api.PreemptLowerPriority),
+				ReclaimWithinCohort: v1alpha1.PreemptionPolicy(api.PreemptAny)},
+			FairSharing: fair,
+		}}}
+}
+
+func gantryTypeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: kind}
+}
+
+// volcanoQuota maps deserved/capability/guarantee onto one resource group. Quantities are
+// checked and computed as Amounts, then written back exactly (resources.Format reads
+// back to the same Amount), so the written-out quota is the quota Gantry enforces.
+func volcanoQuota(q volcanoQueue) []v1alpha1.ResourceGroup {
 	s := q.in.Spec
 	names := map[resources.Name]bool{}
 	for _, l := range []corev1.ResourceList{s.Deserved, s.Capability, s.Guarantee.Resource} {
@@ -146,11 +156,29 @@ func volcanoQuota(q volcanoQueue) []api.ResourceGroup {
 		sorted = append(sorted, n)
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	fq := api.FlavorQuotas{Name: VolcanoFlavor}
+	fq := v1alpha1.FlavorQuotas{Name: VolcanoFlavor}
+	rg := v1alpha1.ResourceGroup{}
 	for _, n := range sorted {
-		fq.Resources = append(fq.Resources, volcanoResourceQuota(q, n))
+		rq := volcanoResourceQuota(q, n)
+		rg.CoveredResources = append(rg.CoveredResources, corev1.ResourceName(n))
+		fq.Resources = append(fq.Resources, v1alpha1.ResourceQuota{Name: corev1.ResourceName(n),
+			NominalQuota: exactQuantity(n, rq.Nominal), BorrowingLimit: optExactQuantity(n, rq.BorrowingLimit),
+			LendingLimit: optExactQuantity(n, rq.LendingLimit)})
 	}
-	return []api.ResourceGroup{{CoveredResources: sorted, Flavors: []api.FlavorQuotas{fq}}}
+	rg.Flavors = []v1alpha1.FlavorQuotas{fq}
+	return []v1alpha1.ResourceGroup{rg}
+}
+
+func exactQuantity(n resources.Name, a resources.Amount) resource.Quantity {
+	return resource.MustParse(resources.Format(n, a))
+}
+
+func optExactQuantity(n resources.Name, a *resources.Amount) *resource.Quantity {
+	if a == nil {
+		return nil
+	}
+	q := exactQuantity(n, *a)
+	return &q
 }
 
 func volcanoResourceQuota(q volcanoQueue, n resources.Name) api.ResourceQuota {
@@ -192,39 +220,4 @@ func volcanoResourceQuota(q volcanoQueue, n resources.Name) api.ResourceQuota {
 		rq.BorrowingLimit = &zero
 	}
 	return rq
-}
-
-// applyPodGroup gives a workload its Volcano PodGroup's gang size, queue, priority and
-// network topology.
-func applyPodGroup(w *workloadInput, pg *podGroupInput) {
-	s := pg.in.Spec
-	if s.MinMember > 0 {
-		w.MinMember = s.MinMember
-	}
-	if w.Queue == "" {
-		w.Queue, w.ext.volcanoQueue = s.Queue, true
-		if w.Queue == "" {
-			w.Queue = VolcanoDefaultQueue
-		}
-		w.ext.queueField = "PodGroup " + pg.c.name + " spec.queue"
-	}
-	if w.PriorityClass == "" && s.PriorityClassName != "" {
-		w.PriorityClass, w.PrioritySource = s.PriorityClassName, api.PodPriority
-		w.ext.priorityField = "PodGroup " + pg.c.name + " spec.priorityClassName"
-	}
-	if nt := s.NetworkTopology; nt != nil {
-		for i := range w.PodSets {
-			if w.PodSets[i].Topology != nil {
-				continue
-			}
-			t := &api.TopologyRequest{Mode: api.TopologyPreferred}
-			if nt.Mode == "hard" {
-				t.Mode = api.TopologyRequired
-			}
-			if nt.HighestTierAllowed != nil {
-				t.HighestTierAllowed = *nt.HighestTierAllowed
-			}
-			w.PodSets[i].Topology = t
-		}
-	}
 }

@@ -33,7 +33,8 @@ func (l *loader) newWorkload(m metav1.ObjectMeta, apiVersion, kind string, c err
 	w.Meta = metaOf(m, c.src, DefaultNamespace)
 	w.c.name = w.Key()
 	w.Owner = api.OwnerRef{APIVersion: apiVersion, Kind: kind, Name: m.Name}
-	w.Queue, w.ext.queueField = queueName(m.Labels, "metadata.labels", w.c)
+	q := workloadQueue(m, w.c)
+	w.Queue, w.ext.queueField, w.ext.volcanoQueue = q.name, q.field, q.volcano
 	if pc, ok := m.Labels[api.LabelKueuePriority]; ok {
 		w.PriorityClass, w.PrioritySource = pc, api.WorkloadPriority
 		w.ext.priorityField = "metadata.labels[" + api.LabelKueuePriority + "]"
