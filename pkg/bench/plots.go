@@ -2,6 +2,7 @@ package bench
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/sim"
 	"github.com/gantry-sched/gantry/pkg/sim/report"
@@ -35,7 +36,8 @@ func FragAllocationPlot(title string, runs []FragRun) report.Plot {
 		}
 	}
 	pct := report.PlotAxis{Format: report.FormatPermille}
-	plot := report.Plot{Title: title, X: pct, Y: pct}
+	// Below 60% of the cluster every policy places everything: the plot shows the rest.
+	plot := report.Plot{Title: title, X: pct, Y: pct, XMin: 600, YMin: 600}
 	plot.X.Label, plot.Y.Label = "GPU demand arrived (% of cluster GPUs)", "GPU allocated (% of cluster GPUs)"
 	for _, name := range order {
 		steps := byPolicy[name]
@@ -55,13 +57,22 @@ func FragAllocationPlot(title string, runs []FragRun) report.Plot {
 
 // JCTWaitCDFPlot is each policy's queue-wait CDF: the share of started jobs that waited
 // at most x. The x axis ends at the largest p95 wait of the policies, so the body of
-// every distribution is readable; the tails are in the tables.
+// every distribution is readable (the tails are in the tables), and the y axis starts
+// at the tens of percent below the smallest share of jobs that did not wait.
 func JCTWaitCDFPlot(title string, rep JCTReport) report.Plot {
 	var xMax int64
+	yMin := int64(1000)
 	for _, r := range rep.Results {
 		xMax = max(xMax, int64(r.Wait.P95))
+		if n := int64(len(r.Wait.Values)); n > 0 {
+			zero := int64(sort.Search(len(r.Wait.Values), func(i int) bool { return r.Wait.Values[i] > 0 }))
+			yMin = min(yMin, zero*1000/n/100*100)
+		}
 	}
-	plot := report.Plot{Title: title, XMax: xMax, YMax: 1000,
+	if yMin == 1000 {
+		yMin = 0
+	}
+	plot := report.Plot{Title: title, XMax: xMax, YMin: yMin, YMax: 1000,
 		X: report.PlotAxis{Label: "queue wait", Format: func(v int64) string { return sim.FormatDuration(sim.Seconds(v)) }},
 		Y: report.PlotAxis{Label: "share of started jobs", Format: report.FormatPermille}}
 	for _, r := range rep.Results {

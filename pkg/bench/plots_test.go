@@ -44,8 +44,8 @@ func TestJCTWaitCDFPlotStopsAtP95(t *testing.T) {
 	srtf := waits(0, 0, 5, 30)
 	srtf.P95 = sim.Seconds(5 * time.Minute)
 	p := JCTWaitCDFPlot("t", JCTReport{Results: []JCTResult{{Policy: "fifo", Wait: fifo}, {Policy: "srtf", Wait: srtf}}})
-	if p.XMax != int64(20*time.Minute) || p.YMax != 1000 {
-		t.Fatalf("axes end at x %d y %d, want the largest p95 (20m) and 100%%", p.XMax, p.YMax)
+	if p.XMax != int64(20*time.Minute) || p.YMax != 1000 || p.YMin != 200 {
+		t.Fatalf("axes end at x %d y %d and start at y %d, want the largest p95 (20m), 100%% and 20%% (fifo: 1 of 4 jobs did not wait)", p.XMax, p.YMax, p.YMin)
 	}
 	last := func(s report.PlotSeries) report.PlotPoint { return s.Points[len(s.Points)-1] }
 	if got := last(p.Series[0]); got.X != int64(20*time.Minute) || got.Y != 750 {

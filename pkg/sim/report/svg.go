@@ -131,13 +131,14 @@ func legend(b *strings.Builder, names []string) {
 // yMax fixes the top of the y axis (0 = the data's maximum).
 func lineChart(b *strings.Builder, id, title, note string, series []lineSeries, xa, ya axis, xr span, yMax int64) {
 	svgOpen(b, id, title)
-	drawLines(b, series, xa, ya, xr, yMax)
+	drawLines(b, series, xa, ya, xr, 0, yMax)
 	svgClose(b, note)
 }
 
-// drawLines draws the axes, the series and their legend.
-func drawLines(b *strings.Builder, series []lineSeries, xa, ya axis, xr span, yMax int64) {
+// drawLines draws the axes, the series and their legend; the y axis starts at yMin.
+func drawLines(b *strings.Builder, series []lineSeries, xa, ya axis, xr span, yMin, yMax int64) {
 	f := lineFrame(series, xr, yMax)
+	f.y0 = min(yMin, f.y1-1)
 	drawAxes(b, f, xa, ya)
 	names := make([]string, len(series))
 	for i, s := range series {

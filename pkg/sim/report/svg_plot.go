@@ -14,8 +14,10 @@ type Plot struct {
 	Title  string
 	X, Y   PlotAxis
 	Series []PlotSeries
-	// XMax and YMax fix the axes' ends (0: the data's maximum).
-	XMax, YMax int64
+	// XMax and YMax fix the axes' ends (0: the data's maximum); XMin and YMin their
+	// starts (0 by default): points left of XMin are not drawn, and values below YMin
+	// are drawn at YMin, so a plot can show the part of the curves that differs.
+	XMin, XMax, YMin, YMax int64
 }
 
 // PlotAxis names an axis and formats its ticks.
@@ -44,14 +46,16 @@ func (p Plot) WriteSVG(w io.Writer) error {
 	for i, s := range p.Series {
 		series[i] = lineSeries{Name: s.Name, Step: s.Step}
 		for _, pt := range s.Points {
-			series[i].Points = append(series[i].Points, xy{X: pt.X, Y: pt.Y})
+			if pt.X >= p.XMin {
+				series[i].Points = append(series[i].Points, xy{X: pt.X, Y: max(pt.Y, p.YMin)})
+			}
 		}
 	}
 	var xr span
-	if p.XMax > 0 {
-		xr = span{from: 0, to: p.XMax}
+	if p.XMax > 0 || p.XMin > 0 {
+		xr = span{from: p.XMin, to: p.XMax}
 	}
-	drawLines(&b, series, axis{Label: p.X.Label, Format: p.X.Format}, axis{Label: p.Y.Label, Format: p.Y.Format}, xr, p.YMax)
+	drawLines(&b, series, axis{Label: p.X.Label, Format: p.X.Format}, axis{Label: p.Y.Label, Format: p.Y.Format}, xr, p.YMin, p.YMax)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
