@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/engine"
@@ -31,8 +32,10 @@ type committer struct {
 	noticed []notice
 	// sequence is the last admission number given (Admission.Sequence).
 	sequence int64
-	// rootOf names a ClusterQueue's cohort root (engine.Scheduler.RootOf), for ETAs.
-	rootOf func(cq string) string
+	// rootOf names a ClusterQueue's cohort root (engine.Scheduler.RootOf), and queueETA
+	// is the scheduler's quota ETA (engine.Scheduler.QueuedQuotaETA), for ETAs.
+	rootOf   func(cq string) string
+	queueETA func(q *admission.Quota, id api.WorkloadID, ending []engine.Ending, now time.Time) (engine.QueueETA, bool)
 }
 
 var _ plan.Committer = (*committer)(nil)
@@ -43,9 +46,9 @@ var _ plan.Committer = (*committer)(nil)
 const etaHeads = 3
 
 // quotaETA estimates when a workload the admission layer holds could start, as the
-// simulator's explain does (engine.QuotaETA); nil when none is known.
+// simulator's explain does (engine.Scheduler.QueuedQuotaETA); nil when none is known.
 func (k *committer) quotaETA(t *tracked, r plan.Rejection) *eta {
-	if r.Layer != plan.LayerAdmission || r.Position < 1 || r.Position > etaHeads || k.rootOf == nil ||
+	if r.Layer != plan.LayerAdmission || r.Position < 1 || r.Position > etaHeads || k.rootOf == nil || k.queueETA == nil ||
 		k.cs.quota == nil || t.model == nil || r.ClusterQueue == "" {
 		return nil
 	}
@@ -56,11 +59,11 @@ func (k *committer) quotaETA(t *tracked, r plan.Rejection) *eta {
 			ends = append(ends, engine.Ending{Workload: id, At: run.ExpectedEnd})
 		}
 	}
-	at, after, ok := engine.QuotaETA(k.cs.quota, t.model, r.ClusterQueue, ends)
+	q, ok := k.queueETA(k.cs.quota, t.model.ID(), ends, k.now)
 	if !ok {
 		return nil
 	}
-	return &eta{at: at, basis: engine.QuotaETABasis(after)}
+	return &eta{at: q.At, basis: q.Basis()}
 }
 
 // Apply writes admissions (Workload status with the gang's placements; the binder

@@ -22,9 +22,10 @@ type PendingETA struct {
 	// Reservation is the engine's ETA for the gang's reservation, when it holds one. The
 	// engine plans it with the simulator's runtimes whatever RunningEnd says.
 	Reservation *Seconds
-	// Quota is the quota ETA (engine.QuotaETA) when quota holds the workload, with the
-	// running workloads' ends from the RunningEnd given; nil when no known end frees
-	// enough.
+	// Quota is the quota ETA (engine.Scheduler.QueuedQuotaETA) when quota holds the
+	// workload, with the running workloads' ends from the RunningEnd given (the
+	// workloads queued ahead run for the engine's expected run times); nil when no known
+	// end frees enough.
 	Quota *Seconds
 }
 
@@ -82,10 +83,10 @@ func (s *Simulator) quotaETAWith(st *wlState, end RunningEnd) *Seconds {
 			ends = append(ends, engine.Ending{Workload: r.id, At: Epoch().Add(at)})
 		}
 	}
-	at, _, ok := engine.QuotaETA(s.quota, st.w, st.clusterQueue, ends)
+	q, ok := s.sched.QueuedQuotaETA(s.quota, st.id, ends, Epoch().Add(s.now))
 	if !ok {
 		return nil
 	}
-	eta := Seconds(at.Sub(Epoch()))
+	eta := Seconds(q.At.Sub(Epoch()))
 	return &eta
 }

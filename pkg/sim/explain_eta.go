@@ -7,10 +7,10 @@ import (
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
-// quotaETA estimates when a workload held by quota could be admitted: the admitted
-// workloads of its cohort tree are released in order of their expected ends (on a copy
-// of the quota) until admission would accept it. It is a lower bound: it ignores the
-// nodes and the workloads queued ahead of it. nil when no known end frees enough.
+// quotaETA estimates when a workload held by quota could be admitted
+// (engine.Scheduler.QueuedQuotaETA): the admitted workloads of its cohort tree are
+// released at their expected ends and the workloads queued ahead of it in its
+// ClusterQueue start first. nil when no known end frees enough.
 func (s *Simulator) quotaETA(st *wlState) (*Seconds, string) {
 	root := s.sched.RootOf(st.clusterQueue)
 	var ends []engine.Ending
@@ -23,12 +23,12 @@ func (s *Simulator) quotaETA(st *wlState) (*Seconds, string) {
 			ends = append(ends, engine.Ending{Workload: id, At: Epoch().Add(at)})
 		}
 	}
-	at, after, ok := engine.QuotaETA(s.quota, st.w, st.clusterQueue, ends)
+	q, ok := s.sched.QueuedQuotaETA(s.quota, st.id, ends, Epoch().Add(s.now))
 	if !ok {
 		return nil, ""
 	}
-	eta := Seconds(at.Sub(Epoch()))
-	return &eta, engine.QuotaETABasis(after)
+	eta := Seconds(q.At.Sub(Epoch()))
+	return &eta, q.Basis()
 }
 
 // expectedEnd is when a running workload should end: its remaining run time, else its
