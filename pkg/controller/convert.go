@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -74,21 +75,80 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 	if len(out.PodSets) == 0 {
 		return nil, fmt.Errorf("workload %s/%s: spec.podSets: empty", wl.Namespace, wl.Name)
 	}
+	minMember, err := gangSize(wl)
+	if err != nil {
+		return nil, err
+	}
+	out.MinMember = minMember
 	return out, nil
 }
 
 // carriedAnnotations are the annotations of a job object its Workload takes over:
 // those the engine reads (the minimum runtime that protects it from preemption, the
-// expected runtime that dates its end), nil when it has none.
-func carriedAnnotations(ann map[string]string) map[string]string {
-	var out map[string]string
+// expected runtime that dates its end), plus the gang size the shared reader found
+// (minMember > 0: a PodGroup's minMember, Kubeflow's schedulingPolicy.minAvailable),
+// which a Workload object has no field for. nil when there are none.
+func carriedAnnotations(ann map[string]string, minMember int32) map[string]string {
+	out := map[string]string{}
 	for _, k := range []string{api.AnnotationMinRuntime, api.AnnotationDuration} {
 		if v, ok := ann[k]; ok {
-			if out == nil {
-				out = map[string]string{}
-			}
 			out[k] = v
 		}
+	}
+	if minMember > 0 {
+		out[api.AnnotationGangSize] = strconv.Itoa(int(minMember))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// gangSize reads the gang size a Workload carries in its annotations (0: none, the sum
+// of its pod sets' gang counts).
+func gangSize(wl *v1alpha1.Workload) (int32, error) {
+	s, ok := wl.Annotations[api.AnnotationGangSize]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("workload %s/%s: metadata.annotations[%s]: %q is not a positive number of pods",
+			wl.Namespace, wl.Name, api.AnnotationGangSize, s)
+	}
+	return int32(n), nil
+}
+
+// fromAPIPodSet converts a pod set of the engine's model (as the shared reader made it)
+// into the Workload object's pod set: toAPIPodSet's inverse.
+func fromAPIPodSet(in api.PodSet) v1alpha1.PodSet {
+	out := v1alpha1.PodSet{
+		Name: in.Name, Count: in.Count, Requests: resourceList(in.Requests), ContainerGPU: in.ContainerGPU,
+		NodeSelector: in.NodeSelector, NodeAffinity: in.Affinity, Tolerations: in.Tolerations,
+		TopologyRequest: fromAPITopology(in.Topology),
+	}
+	if in.MinCount > 0 && in.MinCount < in.Count {
+		out.MinCount = ptr.To(in.MinCount)
+	}
+	return out
+}
+
+func fromAPITopology(t *api.TopologyRequest) *v1alpha1.PodSetTopologyRequest {
+	if t == nil {
+		return nil
+	}
+	out := &v1alpha1.PodSetTopologyRequest{}
+	switch t.Mode {
+	case api.TopologyRequired:
+		out.Required = ptr.To(t.Level)
+	case api.TopologyPreferred:
+		out.Preferred = ptr.To(t.Level)
+	}
+	if t.SliceLevel != "" {
+		out.PodSetSliceRequiredTopology = ptr.To(t.SliceLevel)
+	}
+	if t.SliceSize > 0 {
+		out.PodSetSliceSize = ptr.To(t.SliceSize)
 	}
 	return out
 }

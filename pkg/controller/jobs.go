@@ -2,9 +2,12 @@ package controller
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/manifest"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -22,70 +25,65 @@ func JobQueueName(meta *metav1.ObjectMeta) string {
 // WorkloadNameForJob is the name of the Workload that represents a Job.
 func WorkloadNameForJob(jobName string) string { return "job-" + jobName }
 
-// WorkloadForJob builds the Workload that represents job: one pod set "main" of
-// parallelism pods (capped by completions), all of them one gang. The error names the
-// job and field when the job cannot be represented.
+// WorkloadForJob builds the Workload that represents job: the pod set "main" of
+// parallelism pods (capped by completions), read by the loader's own Job reader
+// (workloadFromModel). The error names the job and field when the job cannot be
+// represented.
 func WorkloadForJob(job *batchv1.Job) (*v1alpha1.Workload, error) {
-	queue := JobQueueName(&job.ObjectMeta)
-	if queue == "" {
-		return nil, fmt.Errorf("job %s/%s: metadata.labels: no %s or %s label", job.Namespace, job.Name,
-			api.LabelGantryQueueName, api.LabelKueueQueueName)
+	if err := needQueue("Job", &job.ObjectMeta); err != nil {
+		return nil, err
 	}
-	count := ptr.Deref(job.Spec.Parallelism, 1)
-	if c := job.Spec.Completions; c != nil && *c < count {
-		count = *c
+	m, err := manifest.WorkloadOfJob(objectSource, job)
+	if err != nil {
+		return nil, err
 	}
-	if count < 1 {
-		return nil, fmt.Errorf("job %s/%s: spec.parallelism: %d pods: want at least 1", job.Namespace, job.Name, count)
-	}
-	tmpl := &job.Spec.Template
-	ps := v1alpha1.PodSet{
-		Name:         "main",
-		Count:        count,
-		Requests:     PodRequests(&tmpl.Spec),
-		ContainerGPU: api.ContainerGPU(&tmpl.Spec),
-		NodeSelector: tmpl.Spec.NodeSelector,
-		Tolerations:  tmpl.Spec.Tolerations,
-	}
-	if a := tmpl.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-		ps.NodeAffinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	}
-	ps.TopologyRequest = topologyFromAnnotations(tmpl.Annotations)
-	wl := &v1alpha1.Workload{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        WorkloadNameForJob(job.Name),
-			Namespace:   job.Namespace,
-			Labels:      map[string]string{LabelJobKind: "Job"},
-			Annotations: carriedAnnotations(job.Annotations),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: v1alpha1.WorkloadSpec{
-			QueueName:         queue,
-			PodSets:           []v1alpha1.PodSet{ps},
-			PriorityClassName: jobPriorityClass(job),
-			Owner:             &v1alpha1.WorkloadOwner{APIVersion: "batch/v1", Kind: "Job", Name: job.Name},
-		},
-	}
-	if s := job.Labels[api.LabelKueueMaxExecTime]; s != "" {
-		var secs int32
-		if _, err := fmt.Sscanf(s, "%d", &secs); err != nil || secs < 1 {
-			return nil, fmt.Errorf("job %s/%s: metadata.labels[%s]: %q is not a positive number of seconds",
-				job.Namespace, job.Name, api.LabelKueueMaxExecTime, s)
-		}
-		wl.Spec.MaximumExecutionTimeSeconds = &secs
-	}
-	return wl, nil
+	return workloadFromModel("batch/v1", "Job", &job.ObjectMeta, m)
 }
 
-// jobPriorityClass prefers Kueue's workload priority label over the pod's class.
-func jobPriorityClass(job *batchv1.Job) string {
-	if c := job.Labels[api.LabelKueuePriority]; c != "" {
-		return c
+// objectSource names the cluster as the source in the shared reader's errors.
+const objectSource = "cluster"
+
+// needQueue refuses a job object that names no queue: it is not Gantry's to manage.
+func needQueue(kind string, om *metav1.ObjectMeta) error {
+	if JobQueueName(om) == "" {
+		return fmt.Errorf("%s %s/%s: metadata.labels: no %s or %s label", kind, om.Namespace, om.Name,
+			api.LabelGantryQueueName, api.LabelKueueQueueName)
 	}
-	return job.Spec.Template.Spec.PriorityClassName
+	return nil
+}
+
+// workloadFromModel builds the Workload object of a job object from what the shared
+// reader made of it (m): its pod sets, gang size, priority class and runtime limit. The
+// queue is the LocalQueue the job's label names (JobQueueName).
+func workloadFromModel(apiVersion, kind string, om *metav1.ObjectMeta, m *api.Workload) (*v1alpha1.Workload, error) {
+	where := fmt.Sprintf("%s %s/%s", kind, om.Namespace, om.Name)
+	sets := make([]v1alpha1.PodSet, 0, len(m.PodSets))
+	for _, ps := range m.PodSets {
+		// The simulator runs an empty pod set as nothing; a Workload object cannot hold one.
+		if ps.Count < 1 {
+			return nil, fmt.Errorf("%s: pod set %q: %d pods: want at least 1", where, ps.Name, ps.Count)
+		}
+		sets = append(sets, fromAPIPodSet(ps))
+	}
+	wl := &v1alpha1.Workload{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: WorkloadNameFor(kind, om.Name), Namespace: om.Namespace,
+			Labels: map[string]string{LabelJobKind: kind}, Annotations: carriedAnnotations(om.Annotations, m.MinMember),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: om.Name,
+				UID: om.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: v1alpha1.WorkloadSpec{QueueName: JobQueueName(om), PodSets: sets, PriorityClassName: m.PriorityClass,
+			Owner: &v1alpha1.WorkloadOwner{APIVersion: apiVersion, Kind: kind, Name: om.Name}},
+	}
+	if m.MaxRuntime > 0 {
+		secs := int64(m.MaxRuntime / time.Second)
+		if secs > math.MaxInt32 {
+			return nil, fmt.Errorf("%s: metadata.labels[%s]: %d seconds is more than a Workload holds (%d)",
+				where, api.LabelKueueMaxExecTime, secs, math.MaxInt32)
+		}
+		wl.Spec.MaximumExecutionTimeSeconds = ptr.To(int32(secs))
+	}
+	return wl, nil
 }
 
 // topologyFromAnnotations reads Kueue's pod-template topology annotations.

@@ -23,7 +23,7 @@ func TestWorkloadForJob(t *testing.T) {
 	}{
 		{name: "gantry label", job: k8s.MakeJob("ns", "a").Queue("q").Pods(4), wantQueue: "q", wantCount: 4},
 		{name: "kueue label", job: k8s.MakeJob("ns", "a").KueueQueue("kq").Pods(2), wantQueue: "kq", wantCount: 2},
-		{name: "no label", job: k8s.MakeJob("ns", "a"), wantErr: "job ns/a: metadata.labels: no gantry.dev/queue-name"},
+		{name: "no label", job: k8s.MakeJob("ns", "a"), wantErr: "Job ns/a: metadata.labels: no gantry.dev/queue-name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

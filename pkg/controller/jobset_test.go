@@ -46,12 +46,12 @@ func TestJobSetPodSets(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sets, err := jobSetPodSets(tc.obj)
+			wl, err := WorkloadForObject(kindNamed(t, "JobSet"), tc.obj)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
 			}
 			got := map[string]int32{}
-			for _, ps := range sets {
+			for _, ps := range podSetsOf(wl) {
 				got[ps.Name] = ps.Count
 			}
 			for k, v := range tc.want {

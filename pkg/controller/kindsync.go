@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/manifest"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,29 +23,27 @@ func WorkloadNameFor(kind, name string) string {
 	return strings.ToLower(kind) + "-" + name
 }
 
-// WorkloadForObject builds the Workload of a job object handled through unstructured.
+// WorkloadForObject builds the Workload of a job object handled through unstructured:
+// its pod sets are what the loader's reader of the same kind makes of it
+// (manifest.WorkloadOfObject).
 func WorkloadForObject(k jobKind, u *unstructured.Unstructured) (*v1alpha1.Workload, error) {
-	om := metav1.ObjectMeta{Labels: u.GetLabels()}
-	queue := JobQueueName(&om)
-	if queue == "" {
-		return nil, fmt.Errorf("%s %s/%s: metadata.labels: no queue-name label", k.GVK.Kind, u.GetNamespace(), u.GetName())
+	om := metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+		Labels: u.GetLabels(), Annotations: u.GetAnnotations()}
+	if err := needQueue(k.GVK.Kind, &om); err != nil {
+		return nil, err
 	}
-	sets, err := k.PodSets(u)
+	obj := u.Object
+	if u.GetAPIVersion() == "" || u.GetKind() == "" {
+		// A typed client's list may leave the items' TypeMeta out; the kind is known.
+		cp := u.DeepCopy()
+		cp.SetGroupVersionKind(k.GVK)
+		obj = cp.Object
+	}
+	m, err := manifest.WorkloadOfObject(objectSource, obj)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s/%s: %w", k.GVK.Kind, u.GetNamespace(), u.GetName(), err)
+		return nil, err
 	}
-	apiVersion := k.GVK.GroupVersion().String()
-	return &v1alpha1.Workload{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: WorkloadNameFor(k.GVK.Kind, u.GetName()), Namespace: u.GetNamespace(),
-			Labels: map[string]string{LabelJobKind: k.GVK.Kind}, Annotations: carriedAnnotations(u.GetAnnotations()),
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: k.GVK.Kind, Name: u.GetName(),
-				UID: u.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
-		},
-		Spec: v1alpha1.WorkloadSpec{QueueName: queue, PodSets: sets,
-			PriorityClassName: u.GetLabels()["kueue.x-k8s.io/priority-class"],
-			Owner:             &v1alpha1.WorkloadOwner{APIVersion: apiVersion, Kind: k.GVK.Kind, Name: u.GetName()}},
-	}, nil
+	return workloadFromModel(k.GVK.GroupVersion().String(), k.GVK.Kind, &om, m)
 }
 
 // syncKinds does for every watched unstructured kind what syncJobs does for Jobs,

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -212,11 +213,12 @@ func (ctl *Controller) bindAll(ctx context.Context, w *world) {
 				mine = append(mine, p)
 			}
 		}
-		podSetOf := podSetOfJob
+		podSetOf, kind := podSetOfJob, ""
 		if o := wl.Spec.Owner; o != nil {
 			_, podSetOf = podLabelOf(o.Kind)
+			kind = o.Kind
 		}
-		if bs := MatchGang(wl.Status.Admission.Placements, mine, podSetOf); len(bs) > 0 {
+		if bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf); len(bs) > 0 {
 			gangs = append(gangs, gang{wl, bs})
 		}
 	}
@@ -236,6 +238,21 @@ func (ctl *Controller) bindAll(ctx context.Context, w *world) {
 		}()
 	}
 	wg.Wait()
+}
+
+// bindablePlacements are the placements to bind now: all of them, but for a RayJob
+// whose submitter pod does not exist yet (KubeRay creates it once the Ray cluster is
+// up) those of the submitter pod set, which a later pass binds when its pod appears.
+func bindablePlacements(kind string, pls []v1alpha1.PodPlacement, mine []*corev1.Pod, podSetOf func(*corev1.Pod) string) []v1alpha1.PodPlacement {
+	if kind != "RayJob" {
+		return pls
+	}
+	for _, p := range mine {
+		if podSetOf(p) == rayJobPodSetSubmitter {
+			return pls
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(pls), func(p v1alpha1.PodPlacement) bool { return p.PodSet == rayJobPodSetSubmitter })
 }
 
 func ptrs[T any](s []T) []*T {

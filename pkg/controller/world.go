@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -57,6 +58,10 @@ func (w *world) podsOf(wl *v1alpha1.Workload) []*corev1.Pod {
 			owners = append(owners, podOwner{wl.Namespace, label, o.Name})
 		}
 		owners = append(owners, podOwner{wl.Namespace, "gang/" + o.Kind, o.Name})
+		if o.Kind == "RayJob" {
+			// KubeRay's submitter is a batch Job named after the RayJob.
+			owners = append(owners, podOwner{wl.Namespace, batchv1.JobNameLabel, o.Name})
+		}
 	}
 	var out []*corev1.Pod
 	for _, o := range owners {

@@ -72,6 +72,8 @@ type errs struct {
 	name string
 	// lines maps a field path to its line in the source, when known.
 	lines map[string]int
+	// unknownOK: unknown fields are not reported (loader.unknownOK).
+	unknownOK bool
 }
 
 // add records a problem with field (a JSON path, may be empty).

@@ -12,7 +12,10 @@ import (
 // nothing is shared between calls.
 type loader struct {
 	errs ErrorList
-	objs api.Objects
+	// unknownOK ignores fields the wire types do not list (objects read from a cluster,
+	// see WorkloadOfObject); files are read strictly.
+	unknownOK bool
+	objs      api.Objects
 	// seen maps "kind/namespace/name" to the first object's source, for duplicates.
 	seen map[string]api.Source
 	// ctx keeps each converted object's error context (with field lines) so that
@@ -91,7 +94,7 @@ func (l *loader) list(d document, c errs) {
 func (l *loader) newCtx(d document, kind, name string) errs {
 	lines := map[string]int{}
 	d.v.lineMap("", lines)
-	return errs{list: &l.errs, src: srcOf(d.file, d.line), kind: kind, name: name, lines: lines}
+	return errs{list: &l.errs, src: srcOf(d.file, d.line), kind: kind, name: name, lines: lines, unknownOK: l.unknownOK}
 }
 
 // decode strictly decodes the document into out (a pointer to a wire type). Unless

@@ -149,6 +149,9 @@ func checkStruct(v *value, t reflect.Type, path string, c errs) bool {
 	ok := true
 	for _, k := range v.keys {
 		ft, known := fields[k]
+		if !known && c.unknownOK {
+			continue
+		}
 		if !known {
 			// Reported, but not fatal: decoding ignores the field, so the object's
 			// other problems are still found and reported in the same run.
