@@ -32,10 +32,14 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m $(PKGS)
 
-# Scale test against the real API server (not part of `make test`): 1,000 nodes and
-# 5,000 pods in gangs of 8; prints pods bound per second and Job-to-bound latency.
+# Side-by-side binding benchmark on the real API server (not part of `make test`): the
+# raw create+bind rate, kube-scheduler of the same release, and Gantry (plain-pod gangs,
+# Jobs through queues) on KWOK nodes; prints a markdown table (docs/benchmarks-k8s.md).
+# hack/bench-env.sh builds kube-scheduler and kwok once; GANTRY_SCALE_NODES and
+# GANTRY_SCALE_PODS size it (default 2,000 nodes, 10,000 pods).
 bench-k8s: test-env
-	$(GO) test -count=1 -tags k8sscale -run '^TestScaleBinding$$' -timeout 30m -v ./pkg/controller
+	@bash hack/bench-env.sh
+	$(GO) test -count=1 -tags k8sscale -run '^TestBenchK8s$$' -timeout 60m -v ./pkg/controller
 
 # Decision quality against the published record (not part of `make test`): the FGD paper's
 # fragmentation table over the 17 openb variants and the Philly queueing and ETA tables,

@@ -10,19 +10,9 @@
 # internal/testing/kubeenv finds the binaries in the same directory.
 set -euo pipefail
 
-K8S_VERSION=v1.34.2
-K8S_MAJOR=1
-K8S_MINOR=34
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${GANTRY_CACHE:-$HOME/.cache/gantry}
-BIN=$CACHE/k8s/$K8S_VERSION/bin
-
-log() { echo "test-env: $*" >&2; }
-
-as_root() {
-	if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-		log "need root to run: $*"; return 1; fi
-}
+LOG_TAG=test-env
+# shellcheck source=hack/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_etcd() {
 	if command -v etcd >/dev/null 2>&1; then return 0; fi
@@ -62,40 +52,20 @@ ensure_chromium() {
 
 build_kube() {
 	if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then return 0; fi
-	mkdir -p "$CACHE/k8s/$K8S_VERSION"
-	# One builder at a time: `make test` may start while a background build runs.
-	exec 9>"$CACHE/k8s/$K8S_VERSION/.lock"
-	if command -v flock >/dev/null; then flock 9; fi
+	lock_cache
 	if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then return 0; fi
 	log "building kube-apiserver and kube-controller-manager $K8S_VERSION into $BIN (10-15 min cold)"
-	local start tmp pkg=k8s.io/component-base/version
-	start=$(date +%s)
-	tmp=$(mktemp -d "$CACHE/k8s/$K8S_VERSION/build.XXXXXX")
-	local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$K8S_MAJOR -X $pkg.gitMinor=$K8S_MINOR -X $pkg.gitTreeState=clean"
-	(cd "$ROOT/hack/kube" && GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath -ldflags "$ldflags" -o "$tmp/" \
-		./cmd/kube-apiserver ./cmd/kube-controller-manager)
-	mkdir -p "$BIN"
-	mv "$tmp/kube-apiserver" "$tmp/kube-controller-manager" "$BIN/"
-	rmdir "$tmp"
-	log "built in $(($(date +%s) - start))s"
+	build_wrapped kube-apiserver kube-controller-manager
 }
 
 # kubectl of the same release: the tests run `kubectl gantry ...` through kubectl's own
 # plugin lookup. Built apart so that a cache made before it keeps its API server.
 build_kubectl() {
 	if [ -x "$BIN/kubectl" ]; then return 0; fi
-	exec 9>"$CACHE/k8s/$K8S_VERSION/.lock"
-	if command -v flock >/dev/null; then flock 9; fi
+	lock_cache
 	if [ -x "$BIN/kubectl" ]; then return 0; fi
 	log "building kubectl $K8S_VERSION into $BIN"
-	local start tmp pkg=k8s.io/client-go/pkg/version
-	start=$(date +%s)
-	tmp=$(mktemp -d "$CACHE/k8s/$K8S_VERSION/build.XXXXXX")
-	local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$K8S_MAJOR -X $pkg.gitMinor=$K8S_MINOR -X $pkg.gitTreeState=clean"
-	(cd "$ROOT/hack/kube" && GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath -ldflags "$ldflags" -o "$tmp/" ./cmd/kubectl)
-	mv "$tmp/kubectl" "$BIN/"
-	rmdir "$tmp"
-	log "built in $(($(date +%s) - start))s"
+	LDPKG=k8s.io/client-go/pkg/version build_wrapped kubectl
 }
 
 ensure_cc

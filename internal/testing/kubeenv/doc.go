@@ -9,4 +9,9 @@
 // Missing binaries fail the package with a message naming `make test-env`, except
 // under `go test -short` (`make unit`), where the tests that need the control plane
 // skip with the same message.
+//
+// For the side-by-side benchmark (`make bench-k8s`), StartKWOK adds KWOK as the
+// kubelet of Nodes annotated KWOKNodeAnnotation, and StartScheduler the upstream
+// kube-scheduler of the same release; both come from hack/bench-env.sh (same cache)
+// and StopProgram stops either.
 package kubeenv
