@@ -27,7 +27,7 @@ func (s *Scheduler) QueuedQuotaETA(q *admission.Quota, id api.WorkloadID, ending
 	}
 	cq := me.res.ClusterQueue
 	ls := listSchedule{q: q.Clone(), cq: cq, strict: me.cq != nil && me.cq.strategy == api.StrictFIFO, ahead: s.queuedAhead(me, q)}
-	ls.started = make([]bool, len(ls.ahead))
+	ls.started, ls.short = make([]bool, len(ls.ahead)), map[int32]bool{}
 	ls.ends = append(ls.ends, ending...)
 	heap.Init(&ls.ends)
 	eta := QueueETA{At: now, Ahead: len(ls.ahead)}
@@ -118,6 +118,8 @@ type listSchedule struct {
 	strict  bool
 	ahead   []*entry
 	started []bool
+	first   int // ahead[:first] have all started
+	short   map[int32]bool
 	ends    endingHeap
 }
 
@@ -126,8 +128,18 @@ type listSchedule struct {
 // workload back (any may run first in a best-effort queue).
 func (ls *listSchedule) startFitting(t time.Time) bool {
 	all := true
-	for i, e := range ls.ahead {
+	// Admitting only takes quota, so a quota class that did not fit earlier in this
+	// pass does not fit later in it: its other workloads are not asked again.
+	clear(ls.short)
+	for ; ls.first < len(ls.ahead) && ls.started[ls.first]; ls.first++ {
+	}
+	for i := ls.first; i < len(ls.ahead); i++ {
+		e := ls.ahead[i]
 		if ls.started[i] {
+			continue
+		}
+		if ls.short[e.quotaClass] {
+			all = false
 			continue
 		}
 		a := ls.q.Assign(e.w, ls.cq)
@@ -136,6 +148,7 @@ func (ls *listSchedule) startFitting(t time.Time) bool {
 			if ls.strict {
 				return false
 			}
+			ls.short[e.quotaClass] = true
 			continue
 		}
 		ls.started[i] = true
