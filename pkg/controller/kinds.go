@@ -31,7 +31,7 @@ type jobKind struct {
 
 // jobKinds lists the kinds handled through unstructured objects.
 func jobKinds() []jobKind {
-	return []jobKind{
+	return append([]jobKind{
 		{
 			GVK:         schema.GroupVersionKind{Group: "ray.io", Version: "v1", Kind: "RayCluster"},
 			SuspendPath: []string{"spec", "suspend"}, PodLabel: "ray.io/cluster",
@@ -64,7 +64,7 @@ func jobKinds() []jobKind {
 			PodSetOf: kubeflowPodSet,
 			Finished: conditionFinished("Succeeded", "Failed"),
 		},
-	}
+	}, kubeflowV1Kinds()...)
 }
 
 // podSetOfJob: a Job has one pod set.

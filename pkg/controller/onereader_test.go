@@ -3,7 +3,9 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +17,10 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // kindNamed is the unstructured job kind of that name.
@@ -75,6 +79,15 @@ func replicaSpecs(specs ...any) map[string]any {
 
 func kubeflowReplica(replicas int64, gpus string) map[string]any {
 	return map[string]any{"replicas": replicas, "template": readerTemplate(gpus)}
+}
+
+// kubeflowJob is a kubeflow.org/v1 job of the given kind with one replica of each type.
+func kubeflowJob(kind, field string, types ...string) map[string]any {
+	specs := map[string]any{}
+	for _, t := range types {
+		specs[t] = kubeflowReplica(1, "1")
+	}
+	return readerObject("kubeflow.org/v1", kind, nil, map[string]any{field: specs})
 }
 
 func rayCluster(workers ...any) map[string]any {
@@ -215,6 +228,29 @@ func TestOneReaderPerJobKind(t *testing.T) {
 			"entrypoint": "python train.py", "submitterPodTemplate": readerTemplate("0"),
 			"rayClusterSpec": rayCluster(map[string]any{"groupName": "gpu", "replicas": int64(2), "template": readerTemplate("2")}),
 		}), want: "head:1/1 gpu:2/2 submitter:1/1"},
+		{name: "TFJob with chief, PS, workers and evaluator", obj: readerObject("kubeflow.org/v1", "TFJob", nil, map[string]any{
+			"runPolicy": map[string]any{"schedulingPolicy": map[string]any{"minAvailable": int64(5)}},
+			"tfReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(4, "1"), "PS", kubeflowReplica(2, "0"),
+				"Evaluator", kubeflowReplica(1, "1"), "Chief", kubeflowReplica(1, "1")),
+		}), want: "chief:1/1 ps:2/2 worker:4/4 evaluator:1/1", wantMinMember: 5},
+		{name: "XGBoostJob", obj: readerObject("kubeflow.org/v1", "XGBoostJob", nil, map[string]any{
+			"xgbReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(3, "1"), "Master", kubeflowReplica(1, "1")),
+		}), want: "master:1/1 worker:3/3"},
+		{name: "PaddleJob", obj: readerObject("kubeflow.org/v1", "PaddleJob", nil, map[string]any{
+			"paddleReplicaSpecs": replicaSpecs("Master", kubeflowReplica(1, "0"), "Worker", kubeflowReplica(2, "8")),
+		}), want: "master:1/1 worker:2/2"},
+		{name: "JAXJob", obj: readerObject("kubeflow.org/v1", "JAXJob", nil, map[string]any{
+			"jaxReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(4, "4")),
+		}), want: "worker:4/4"},
+		{name: "XGBoostJob without its Master", obj: readerObject("kubeflow.org/v1", "XGBoostJob", nil, map[string]any{
+			"xgbReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(3, "1")),
+		}), wantErr: "spec.xgbReplicaSpecs.Master"},
+		{name: "JAXJob with a replica type of another kind", obj: readerObject("kubeflow.org/v1", "JAXJob", nil, map[string]any{
+			"jaxReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(4, "4"), "PS", kubeflowReplica(1, "0")),
+		}), wantErr: "spec.jaxReplicaSpecs.PS"},
+		{name: "TFJob with an unknown field", obj: readerObject("kubeflow.org/v1", "TFJob", nil, map[string]any{
+			"tfReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(2, "1")), "elasticPolicy": map[string]any{},
+		}), wantErr: "spec.elasticPolicy", clusterIgnores: true, want: "worker:2/2"},
 		{name: "unknown replica type", obj: readerObject("kubeflow.org/v1", "PyTorchJob", nil, map[string]any{
 			"pytorchReplicaSpecs": replicaSpecs("Master", kubeflowReplica(1, "1"), "Chief", kubeflowReplica(1, "1")),
 		}), wantErr: "spec.pytorchReplicaSpecs.Chief"},
@@ -267,6 +303,7 @@ func TestPodSetOfNamesTheReadersPodSets(t *testing.T) {
 		"rayClusterSpec": rayCluster(map[string]any{"groupName": "gpu", "replicas": int64(2), "template": readerTemplate("2")})})
 	pytorch := readerObject("kubeflow.org/v1", "PyTorchJob", nil, map[string]any{
 		"pytorchReplicaSpecs": replicaSpecs("Master", kubeflowReplica(1, "1"), "Worker", kubeflowReplica(2, "1"))})
+	tf := kubeflowJob("TFJob", "tfReplicaSpecs", "Chief", "PS", "Worker", "Evaluator")
 	cases := []struct {
 		name   string
 		obj    map[string]any
@@ -278,6 +315,12 @@ func TestPodSetOfNamesTheReadersPodSets(t *testing.T) {
 		{"Ray worker", ray, map[string]string{"ray.io/group": "gpu", "ray.io/node-type": "worker"}, "gpu"},
 		{"Kubeflow master", pytorch, map[string]string{"training.kubeflow.org/replica-type": "master"}, "master"},
 		{"Kubeflow worker, capitalised", pytorch, map[string]string{"training.kubeflow.org/replica-type": "Worker"}, "worker"},
+		{"TFJob chief", tf, map[string]string{"training.kubeflow.org/replica-type": "chief"}, "chief"},
+		{"TFJob parameter server", tf, map[string]string{"training.kubeflow.org/replica-type": "ps"}, "ps"},
+		{"TFJob evaluator", tf, map[string]string{"training.kubeflow.org/replica-type": "evaluator"}, "evaluator"},
+		{"XGBoostJob master", kubeflowJob("XGBoostJob", "xgbReplicaSpecs", "Master", "Worker"), map[string]string{"training.kubeflow.org/replica-type": "master"}, "master"},
+		{"PaddleJob worker", kubeflowJob("PaddleJob", "paddleReplicaSpecs", "Master", "Worker"), map[string]string{"training.kubeflow.org/replica-type": "worker"}, "worker"},
+		{"JAXJob worker", kubeflowJob("JAXJob", "jaxReplicaSpecs", "Worker"), map[string]string{"training.kubeflow.org/replica-type": "worker"}, "worker"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,5 +377,37 @@ func TestWorkloadGangSizeRoundTrip(t *testing.T) {
 				t.Errorf("MinMember = %d, want %d", got.MinMember, tc.want)
 			}
 		})
+	}
+}
+
+// TestShippedRoleCoversEveryJobKind: the controller watches every kind of jobKinds once
+// its CRD is installed, and lists, reads and patches (suspends) its objects. A kind the
+// shipped role does not allow would leave its informer unsynced on a cluster that has
+// the CRD (the training-operator installs all its kinds at once), so every kind in the
+// table must be in config/rbac/role.yaml with those verbs.
+func TestShippedRoleCoversEveryJobKind(t *testing.T) {
+	data, err := os.ReadFile("../../config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	allowed := func(group, resource, verb string) bool {
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range jobKinds() {
+		resource := strings.ToLower(k.GVK.Kind) + "s"
+		for _, verb := range []string{"get", "list", "watch", "patch"} {
+			if !allowed(k.GVK.Group, resource, verb) {
+				t.Errorf("config/rbac/role.yaml does not allow %s on %s.%s", verb, resource, k.GVK.Group)
+			}
+		}
 	}
 }

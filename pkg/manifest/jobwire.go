@@ -194,3 +194,50 @@ type volcanoQueueWire struct {
 		Type     string              `json:"type,omitempty"`
 	} `json:"spec"`
 }
+
+// The training-operator v1 kinds beside PyTorchJob (kubeflow.org/v1, training-operator
+// v1.9 pkg/apis/kubeflow.org/v1): each spec is a RunPolicy and a map of replica specs
+// under its own field name, plus a few fields of its own that Gantry does not use.
+
+// tfJobWire is kubeflow.org/v1 TFJob.
+type tfJobWire struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		RunPolicy           runPolicy              `json:"runPolicy,omitempty"`
+		SuccessPolicy       *string                `json:"successPolicy,omitempty"`
+		TFReplicaSpecs      map[string]replicaSpec `json:"tfReplicaSpecs"`
+		EnableDynamicWorker bool                   `json:"enableDynamicWorker,omitempty"`
+	} `json:"spec"`
+}
+
+// xgboostJobWire is kubeflow.org/v1 XGBoostJob.
+type xgboostJobWire struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		RunPolicy       runPolicy              `json:"runPolicy,omitempty"`
+		XGBReplicaSpecs map[string]replicaSpec `json:"xgbReplicaSpecs"`
+	} `json:"spec"`
+}
+
+// paddleJobWire is kubeflow.org/v1 PaddleJob.
+type paddleJobWire struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		RunPolicy          runPolicy              `json:"runPolicy,omitempty"`
+		ElasticPolicy      any                    `json:"elasticPolicy,omitempty"`
+		PaddleReplicaSpecs map[string]replicaSpec `json:"paddleReplicaSpecs"`
+	} `json:"spec"`
+}
+
+// jaxJobWire is kubeflow.org/v1 JAXJob.
+type jaxJobWire struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		RunPolicy       runPolicy              `json:"runPolicy,omitempty"`
+		JAXReplicaSpecs map[string]replicaSpec `json:"jaxReplicaSpecs"`
+	} `json:"spec"`
+}
