@@ -64,6 +64,9 @@ func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error)
 			}
 		}
 		warnSkipped(stderr, objs)
+		if line, ok := liveLine(objs); ok {
+			fmt.Fprintln(stderr, line)
+		}
 	}
 	for _, t := range f.traces {
 		more, notes, err := loadTrace(t)

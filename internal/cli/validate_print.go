@@ -44,6 +44,9 @@ func printSummary(out io.Writer, s validateSummary) error {
 	c := s.Counts
 	fmt.Fprintf(w, "OK: %d node pools, %d nodes, %d flavors, %d cohorts, %d cluster queues, %d local queues, %d priority classes, %d workloads, %d events\n",
 		c["nodePools"], c["nodes"], c["flavors"], c["cohorts"], c["clusterQueues"], c["localQueues"], c["priorityClasses"], c["workloads"], c["events"])
+	if s.Live != "" {
+		fmt.Fprintln(w, s.Live)
+	}
 
 	fmt.Fprintln(w, "\nNODES AND GPUS (1000 milli-GPU = one GPU's compute)")
 	fmt.Fprintln(w, "  POOL\tNODES\tCAPACITY TYPE\tGPU MODEL\tGPUS\tSHARING\tMILLI-GPU\tDEVICE-PLUGIN RESOURCES")

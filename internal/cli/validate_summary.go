@@ -23,6 +23,8 @@ type validateSummary struct {
 	Workloads    []queueWorkloads `json:"workloadsByQueue"`
 	Events       []eventSummary   `json:"events"`
 	NodeWarnings []string         `json:"nodeWarnings,omitempty"`
+	// Live is the line on a cluster dump's pods (simulate_live.go), empty without any.
+	Live string `json:"clusterDump,omitempty"`
 }
 
 // poolSummary is one pool of identical nodes (a NodePool, or Node objects sharing a
@@ -102,6 +104,10 @@ func summarize(o *api.Objects) (validateSummary, error) {
 		"priorityClasses": len(o.PriorityClasses), "topologies": len(o.Topologies), "namespaces": len(o.Namespaces),
 		"workloads": len(o.Workloads), "events": len(o.Events),
 	}}
+	if live := countLive(o); live != (liveCounts{}) {
+		s.Counts["runningPods"], s.Counts["capacityPods"], s.Counts["finishedPods"] = live.Running, live.Capacity, live.Finished
+		s.Live, _ = liveLine(o)
+	}
 	pools, warns, err := summarizePools(o)
 	if err != nil {
 		return s, err

@@ -17,6 +17,8 @@ type Objects struct {
 	// (a ConfigMap beside a RayJob, the Services of a cluster dump); commands say so,
 	// one line each, and `--strict` makes them errors.
 	Skipped []Skipped
+	// Live are the pods of a cluster dump that run already (pkg/api live.go).
+	Live LiveState
 }
 
 // Skipped is one object the loader left out, and why.

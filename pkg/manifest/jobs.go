@@ -240,7 +240,8 @@ func (l *loader) rayJob(d document, c errs) {
 	l.addWorkload(w, in.Spec.RayClusterSpec.HeadGroupSpec.Template.Annotations, c)
 }
 
-// pod: plain pods are kept until every file is read, then grouped (resolve.go).
+// pod: plain pods are kept until every file is read, then grouped (resolve.go); the
+// pods of a cluster dump that run already are recorded where they run (livepods.go).
 func (l *loader) pod(d document, c errs) {
 	var in corev1.Pod
 	if !decode(d, &in, false, c) {
@@ -249,6 +250,11 @@ func (l *loader) pod(d document, c errs) {
 	c.name = joinName(defaultNS(in.Namespace), in.Name)
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: in.ObjectMeta, Spec: in.Spec}
 	ps := podSet(in.Name, 1, tmpl, "", c)
+	// decode drops status; a dump's phase says whether the pod is finished (livepods.go).
+	phase := corev1.PodPhase(d.v.field("status").str("phase"))
+	if l.livePod(&in, phase, ps, c) {
+		return // finished, unqueued or a job's pod: not a workload of its own
+	}
 	l.pods = append(l.pods, podInput{obj: in, set: ps, c: c})
 }
 

@@ -21,6 +21,7 @@ func (l *loader) resolve() {
 	l.checkPriorityClasses()
 	l.resolveWorkloads()
 	l.checkEvents()
+	l.resolveLivePods()
 }
 
 // implicitCohorts adds a quota-less Cohort for every cohort name used by a ClusterQueue

@@ -116,6 +116,9 @@ func (s *Simulator) nodesGone(nodes []string, why, change string) error {
 			s.sched.BackOff(st.w.ID(), s.clock(), st.failures)
 		}
 	}
+	if err := s.dropOccupants(nodes); err != nil {
+		return err
+	}
 	for _, n := range nodes {
 		if _, ok := s.snap.NodeIndex(n); !ok {
 			continue

@@ -8,7 +8,8 @@
 // running workloads and their progress/lost work, parking), events.go and
 // clusterevents.go (the event log and cluster events), sample.go, sample_delta.go,
 // changes.go and delta.go (state samples for observers: whole states, or what changed
-// since the last sample), explain*.go, neverfits.go (workloads no placement could ever
+// since the last sample), livestart.go (the pods a cluster dump says run already,
+// started at t=0 where they are), explain*.go, neverfits.go (workloads no placement could ever
 // start, marked NeverFits) and view.go (the operator's view, pkg/view, at the current
 // time: what `gantry get`, `top` and the dashboard show). What builds on the loop lives in subpackages that import
 // it, never the other way: pkg/sim/trace (trace importers), pkg/sim/report (KPIs and the

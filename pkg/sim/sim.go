@@ -91,6 +91,9 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	if err := s.buildWorkloads(); err != nil {
 		return nil, err
 	}
+	if err := s.startLive(); err != nil { // a cluster dump's running pods (livestart.go)
+		return nil, err
+	}
 	s.scheduleClusterEvents()
 	return s, nil
 }
@@ -112,12 +115,14 @@ func (s *Simulator) buildCluster() error {
 	return nil
 }
 
-// buildWorkloads resolves queues and schedules every arrival.
+// buildWorkloads resolves queues and schedules every arrival but those of the workloads
+// that run already.
 func (s *Simulator) buildWorkloads() error {
 	for i := range s.objs.ClusterQueues {
 		cq := &s.objs.ClusterQueues[i]
 		s.cqs[cq.Name] = cq
 	}
+	live := liveWorkloads(s.objs)
 	for i := range s.objs.Workloads {
 		w := &s.objs.Workloads[i]
 		id := w.ID()
@@ -127,7 +132,9 @@ func (s *Simulator) buildWorkloads() error {
 		st := &wlState{id: id, w: w, phase: plan.Pending, clusterQueue: s.sched.Resolve(w).ClusterQueue, gpuMilli: workloadMilli(w), viewAt: -1}
 		s.wls[id] = st
 		s.order = append(s.order, id)
-		s.queue.schedule(simEvent{at: w.Timing.SubmitAt, kind: kArrival, wl: id})
+		if !live[id] { // one that runs already starts bound at t=0 (startLive)
+			s.queue.schedule(simEvent{at: w.Timing.SubmitAt, kind: kArrival, wl: id})
+		}
 	}
 	sort.Slice(s.order, func(i, j int) bool { return s.order[i] < s.order[j] })
 	return nil
