@@ -1,9 +1,11 @@
 package placement
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -29,6 +31,17 @@ type ShapeCensus struct {
 	// keys), so a Fill observes a few node groups, not every node.
 	groups    []censusNodes
 	groupedBy string
+	// seen is each GPU node of the last node set counted: its label map and GPUs. A
+	// driver that builds a new snapshot every pass from unchanged nodes (the controller)
+	// then costs one comparison per node, not a regrouping and a rebuild.
+	seen []seenNode
+}
+
+// seenNode identifies a node by its label map (shared, read-only, between snapshots of
+// unchanged nodes) and its GPU count.
+type seenNode struct {
+	labels unsafe.Pointer
+	gpus   int
 }
 
 // censusPods is one pod shape (requests and place) with its live pod count.
@@ -107,6 +120,9 @@ func (c *ShapeCensus) Nodes(snap *cluster.Snapshot) {
 		return
 	}
 	c.token = snap.NodesToken()
+	if c.sameNodes(snap) {
+		return
+	}
 	byKey := map[string]int{}
 	c.nodes = c.nodes[:0]
 	for i := range snap.NumNodes() {
@@ -125,6 +141,29 @@ func (c *ShapeCensus) Nodes(snap *cluster.Snapshot) {
 	}
 	slices.SortFunc(c.nodes, func(a, b censusNodes) int { return strings.Compare(a.key, b.key) })
 	c.dirty, c.groups, c.groupedBy = true, nil, ""
+}
+
+// sameNodes reports whether snap's GPU nodes are those last counted, and records them.
+func (c *ShapeCensus) sameNodes(snap *cluster.Snapshot) bool {
+	same, k := true, 0
+	for i := range snap.NumNodes() {
+		n := snap.Node(i)
+		g := n.GPUCount()
+		if g <= 0 {
+			continue
+		}
+		sn := seenNode{labels: reflect.ValueOf(n.Labels).UnsafePointer(), gpus: g}
+		if k < len(c.seen) && c.seen[k] == sn {
+			k++
+			continue
+		}
+		same = false
+		c.seen = append(c.seen[:k], sn)
+		k++
+	}
+	same = same && k == len(c.seen) && k > 0
+	c.seen = c.seen[:k]
+	return same
 }
 
 // nodeGroups merges the nodes whose labels agree on every key some place reads: they

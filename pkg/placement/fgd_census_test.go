@@ -113,3 +113,34 @@ func TestShapeCensusFillMovesVersion(t *testing.T) {
 		t.Fatalf("after the workload left: total %d version %d (was %d), want 0 pods and a new version", s.Total(), s.Version(), v)
 	}
 }
+
+// A driver that builds a new snapshot every pass from unchanged nodes (the controller)
+// does not make the census rebuild; a node that changed does.
+func TestShapeCensusSameNodesNewSnapshot(t *testing.T) {
+	first := censusSnapshot(t)
+	var nodes []cluster.Node
+	for i := range first.NumNodes() {
+		nodes = append(nodes, *first.Node(i))
+	}
+	c, s := NewShapeCensus(), NewShapeStats()
+	c.Add(&api.Workload{Meta: api.Meta{Namespace: "ns", Name: "w"}, PodSets: []api.PodSet{{Name: "p", Count: 1, Requests: resourcesOneGPU()}}})
+	c.Nodes(first)
+	c.Fill(s)
+	again, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes(again)
+	if c.Fill(s) {
+		t.Fatal("a new snapshot of the same nodes rebuilt the statistics")
+	}
+	nodes[0].Labels = map[string]string{"gantry.dev/node-pool": "other"}
+	changed, err := cluster.NewSnapshot(nodes, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes(changed)
+	if !c.Fill(s) {
+		t.Fatal("a node's new labels did not rebuild the statistics")
+	}
+}
