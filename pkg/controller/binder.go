@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -88,43 +92,25 @@ func podOrder(p *corev1.Pod) string {
 	return p.Name
 }
 
-// bindGang binds every pod of the gang through the Binding subresource, concurrently.
-// The Binding carries the pod's devices, slot and Workload as annotations, which the API
-// server copies onto the pod in the same write: a pod is never bound without its
-// devices (the device plugin reads them) nor annotated without being bound, and one
-// request per pod does both. An "already bound" answer counts as done. It returns the
-// pods bound.
-func bindGang(ctx context.Context, c client.Client, wl *v1alpha1.Workload, bs []binding) (int, error) {
-	var bound atomic.Int64
-	err := forEach(bs, func(b binding) error {
-		target := &corev1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: b.pod.Name, Namespace: b.pod.Namespace, UID: b.pod.UID,
-				Annotations: bindingAnnotations(wl, b)},
-			Target: corev1.ObjectReference{Kind: "Node", Name: b.slot.Node},
-		}
-		err := c.SubResource("binding").Create(ctx, b.pod, target)
-		if err != nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("bind pod %s/%s to %s: %w", b.pod.Namespace, b.pod.Name, b.slot.Node, err)
-		}
-		bound.Add(1)
-		return nil
-	})
-	return int(bound.Load()), err
+// bindingFor is the Binding subresource object of b. It carries the pod's devices,
+// slot and Workload as annotations, which the API server copies onto the pod in the
+// same write: a pod is never bound without its devices (the device plugin reads them)
+// nor annotated without being bound, and one request per pod does both.
+func bindingFor(wl *v1alpha1.Workload, b binding) *corev1.Binding {
+	return &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: b.pod.Name, Namespace: b.pod.Namespace, UID: b.pod.UID,
+			Annotations: bindingAnnotations(wl, b)},
+		Target: corev1.ObjectReference{Kind: "Node", Name: b.slot.Node},
+	}
 }
 
-// forEach runs fn on every binding concurrently and returns the errors joined.
-func forEach(bs []binding, fn func(binding) error) error {
-	errs := make([]error, len(bs))
-	var wg sync.WaitGroup
-	for i := range bs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fn(bs[i])
-		}()
+// bindPod binds one pod; an "already bound" answer counts as done.
+func bindPod(ctx context.Context, c client.Client, pod *corev1.Pod, target *corev1.Binding) error {
+	err := c.SubResource("binding").Create(ctx, pod, target)
+	if err != nil && !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("bind pod %s/%s to %s: %w", pod.Namespace, pod.Name, target.Target.Name, err)
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return nil
 }
 
 // bindingAnnotations are what a bound pod carries: its devices, its slot in the gang and
@@ -135,4 +121,188 @@ func bindingAnnotations(wl *v1alpha1.Workload, b binding) map[string]string {
 		AnnotationPodSlot:  slotName(b.slot),
 		AnnotationWorkload: wlKey(wl),
 	}
+}
+
+// bindWindow is how many Binding requests the pipeline has in flight at most: enough
+// to keep an API server's write path busy, few enough that a slow server queues them
+// here (where an eviction can wait for them) rather than in the client's rate limiter.
+const bindWindow = 64
+
+// assumedBindTTL bounds how long a bind this controller made stands in for the
+// informer's view of the pod; the informer shows the pod bound long before.
+const assumedBindTTL = time.Minute
+
+// bindPipeline binds gangs off the pass: a pass (or the committer, as soon as an
+// admission is written) hands it a gang's bindings and goes on; every pod is bound by
+// its own request, at most bindWindow at once across all gangs, roughly in the order
+// handed over. A gang is handed over once until its binds are done, and the pods it
+// bound are assumed bound until the informer shows them so (as kube-scheduler assumes
+// its bindings): a later pass never pairs a pod bound a moment ago with another slot.
+type bindPipeline struct {
+	c       client.Client
+	metrics *Metrics
+	log     logr.Logger
+	failed  func() // a bind failed: ask for a pass to retry it
+	window  chan struct{}
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	busy    map[string]chan struct{} // workload key -> closed when its gang's binds are done
+	assumed map[types.UID]assumedBind
+}
+
+// assumedBind is a pod this controller bound, as the informer will show it.
+type assumedBind struct {
+	node, slot string
+	at         time.Time
+}
+
+func newBindPipeline(c client.Client, metrics *Metrics, log logr.Logger, failed func()) *bindPipeline {
+	return &bindPipeline{c: c, metrics: metrics, log: log, failed: failed, window: make(chan struct{}, bindWindow),
+		busy: map[string]chan struct{}{}, assumed: map[types.UID]assumedBind{}}
+}
+
+// bind starts binding a gang and returns at once; false when the gang's earlier binds
+// are still in flight (it is then not handed over again).
+func (bp *bindPipeline) bind(ctx context.Context, wl *v1alpha1.Workload, bs []binding, now time.Time) bool {
+	key := wlKey(wl)
+	bp.mu.Lock()
+	if _, ok := bp.busy[key]; ok {
+		bp.mu.Unlock()
+		return false
+	}
+	done := make(chan struct{})
+	bp.busy[key] = done
+	bp.mu.Unlock()
+	targets := make([]*corev1.Binding, len(bs)) // built now: wl belongs to the pass
+	for i, b := range bs {
+		targets[i] = bindingFor(wl, b)
+	}
+	bp.wg.Add(1)
+	go func() {
+		defer bp.wg.Done()
+		err := bp.bindGang(ctx, bs, targets, now)
+		bp.mu.Lock()
+		delete(bp.busy, key)
+		bp.mu.Unlock()
+		close(done)
+		if err != nil {
+			if ctx.Err() == nil {
+				bp.log.Error(err, "bind gang", "workload", key)
+			}
+			bp.failed()
+		}
+	}()
+	return true
+}
+
+// bindGang binds the gang's pods concurrently within the window and assumes those
+// bound; it returns the failures joined.
+func (bp *bindPipeline) bindGang(ctx context.Context, bs []binding, targets []*corev1.Binding, now time.Time) error {
+	errs := make([]error, len(bs))
+	var wg sync.WaitGroup
+	for i := range bs {
+		select {
+		case bp.window <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-bp.window; wg.Done() }()
+			if errs[i] = bindPod(ctx, bp.c, bs[i].pod, targets[i]); errs[i] == nil {
+				bp.metrics.bindings.Inc()
+				bp.assume(bs[i], now)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (bp *bindPipeline) assume(b binding, now time.Time) {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	bp.assumed[b.pod.UID] = assumedBind{node: b.slot.Node, slot: slotName(b.slot), at: now}
+}
+
+// inFlight reports whether the workload's gang has binds in flight.
+func (bp *bindPipeline) inFlight(key string) bool {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	_, ok := bp.busy[key]
+	return ok
+}
+
+// settle waits until the workload's binds in flight are done (an eviction must not
+// race them); false when ctx ended first.
+func (bp *bindPipeline) settle(ctx context.Context, key string) bool {
+	bp.mu.Lock()
+	done := bp.busy[key]
+	bp.mu.Unlock()
+	if done == nil {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// wait blocks until every gang handed over is done (promptly once ctx ended).
+func (bp *bindPipeline) wait() { bp.wg.Wait() }
+
+// observe forgets the assumed binds the pass's pods show bound, and those older than
+// assumedBindTTL.
+func (bp *bindPipeline) observe(pods []*corev1.Pod, now time.Time) {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if len(bp.assumed) == 0 {
+		return
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			delete(bp.assumed, p.UID)
+		}
+	}
+	for uid, a := range bp.assumed {
+		if now.Sub(a.at) > assumedBindTTL {
+			delete(bp.assumed, uid)
+		}
+	}
+}
+
+// view is pods as this controller knows them: an unbound pod it bound is shown bound
+// to its node, in its slot (a copy: the cache's pods are never edited).
+func (bp *bindPipeline) view(pods []*corev1.Pod) []*corev1.Pod {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if len(bp.assumed) == 0 {
+		return pods
+	}
+	var out []*corev1.Pod
+	for i, p := range pods {
+		a, ok := bp.assumed[p.UID]
+		if !ok || p.Spec.NodeName != "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(pods)
+		}
+		cp := *p
+		cp.Spec.NodeName = a.node
+		cp.Annotations = maps.Clone(p.Annotations)
+		if cp.Annotations == nil {
+			cp.Annotations = map[string]string{}
+		}
+		cp.Annotations[AnnotationPodSlot] = a.slot
+		out[i] = &cp
+	}
+	if out == nil {
+		return pods
+	}
+	return out
 }

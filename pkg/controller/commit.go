@@ -36,6 +36,9 @@ type committer struct {
 	// is the scheduler's quota ETA (engine.Scheduler.QueuedQuotaETA), for ETAs.
 	rootOf   func(cq string) string
 	queueETA func(q *admission.Quota, id api.WorkloadID, ending []engine.Ending, now time.Time) (engine.QueueETA, bool)
+	// started, if set, is told of each admission as soon as it is written (binding
+	// starts then, not after the whole plan is written); it must not block.
+	started func(t *tracked)
 }
 
 var _ plan.Committer = (*committer)(nil)
@@ -165,6 +168,9 @@ func (k *committer) admit(a plan.Admission, bindings []plan.Binding, sequence in
 	st.Admission.Sequence = sequence
 	if err := k.writeStatus(t.obj, st); err != nil {
 		return err.Error()
+	}
+	if k.started != nil {
+		k.started(t)
 	}
 	// Its wait is over. A failed clear is harmless: the records are read only while
 	// the workload is pending, and eviction clears them too.

@@ -59,8 +59,14 @@ func (ctl *Controller) evictDue(ctx context.Context, w *world, now time.Time) {
 // removes the pods (for a Job this does not count as pod failures against its
 // backoffLimit, which real evictions would); pods without a suspendable owner (plain
 // pod gangs) are evicted for real. Then the admission is released (Evicted=True with
-// reason) and the workload requeued. A refusal leaves everything as it was.
+// reason) and the workload requeued. A refusal leaves everything as it was. Binds of
+// the gang still in flight are waited for first.
 func (ctl *Controller) evict(ctx context.Context, wl *v1alpha1.Workload, pods []*corev1.Pod, reason, why string, now time.Time) error {
+	// Binds run off the pass: let those of this gang land first, so none binds a pod
+	// after its gang was released and its devices given to another.
+	if !ctl.binds.settle(ctx, wlKey(wl)) {
+		return ctx.Err()
+	}
 	if err := ctl.evictPods(ctx, wl, pods, true); err != nil {
 		return err
 	}

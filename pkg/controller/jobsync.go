@@ -72,6 +72,26 @@ func (ctl *Controller) syncJob(ctx context.Context, job *batchv1.Job, wl *v1alph
 	return ctl.setSuspend(ctx, job, !run)
 }
 
+// resumeJob unsuspends the Job of a Workload just admitted, so its controller creates
+// the pods now rather than after the next pass's syncJobs (which would do the same).
+// A failure is left to that pass.
+func (ctl *Controller) resumeJob(ctx context.Context, wl *v1alpha1.Workload) {
+	o := wl.Spec.Owner
+	if o == nil || o.Kind != "Job" {
+		return
+	}
+	var job batchv1.Job
+	if err := ctl.c.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: o.Name}, &job); err != nil {
+		return
+	}
+	if JobQueueName(&job.ObjectMeta) == "" || job.DeletionTimestamp != nil {
+		return
+	}
+	if err := ctl.setSuspend(ctx, &job, false); err != nil {
+		ctl.log.V(1).Info("resume job: left to the next pass", "job", job.Namespace+"/"+job.Name, "reason", err.Error())
+	}
+}
+
 // setSuspend flips spec.suspend when it differs. Unsuspending is the start signal: the
 // Job controller then creates the pods that the binder places.
 func (ctl *Controller) setSuspend(ctx context.Context, job *batchv1.Job, suspend bool) error {

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -51,6 +50,8 @@ type Controller struct {
 	opts    Options
 	log     logr.Logger
 	sched   scheduling // the engine's scheduler and what feeds it, kept between passes
+	binds   *bindPipeline
+	queues  *latest[queueWrite] // queue statuses, written off the pass
 	wake    *wakeup
 	watch   *watcher
 	// Set by each pass for the loop: retry soon, and the next preemption deadline.
@@ -79,9 +80,15 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 		opts.Now = time.Now
 	}
 	cache := newStateCache()
-	return &Controller{c: assumingClient{Client: c, cache: cache}, direct: direct, cache: cache, events: events,
+	ctl := &Controller{c: assumingClient{Client: c, cache: cache}, direct: direct, cache: cache, events: events,
 		metrics: metrics, opts: opts, log: log, sched: scheduling{feed: newFeeder()}, wake: newWakeup(),
-		watch: &watcher{done: map[string]bool{}, cache: cache}}, nil
+		watch: &watcher{done: map[string]bool{}, cache: cache}}
+	// A failed bind is retried by a later pass: ask for one after RetryAfter (binds run
+	// off the pass, so the pass that started them cannot set ctl.retry).
+	retry := func() { time.AfterFunc(opts.RetryAfter, ctl.wake.Poke) }
+	ctl.binds = newBindPipeline(ctl.c, metrics, log, retry)
+	ctl.queues = newLatest(func(q queueWrite) { ctl.writeQueueStatuses(q.ctx, q.cs) })
+	return ctl, nil
 }
 
 // NeedLeaderElection: only the leader schedules and binds.
@@ -94,6 +101,10 @@ func (ctl *Controller) NeedLeaderElection() bool { return true }
 // preemption deadline, and Resync is the safety net. A failing pass is logged and
 // retried after RetryAfter.
 func (ctl *Controller) Start(ctx context.Context) error {
+	// Binds run off the pass; none outlives the controller (a new leader or a restart
+	// must not race binds of the old one).
+	defer ctl.queues.wait()
+	defer ctl.binds.wait()
 	ctl.watch.wake = ctl.wake
 	if missing := ctl.watch.ensure(ctx); len(missing) > 0 {
 		ctl.log.V(1).Info("not watched (CRD not installed?)", "kinds", missing)
@@ -158,8 +169,7 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 		return err
 	}
 	ctl.syncKinds(ctx, ctl.cache.workload, now)
-	w := ctl.cache.snapshot()
-	ctl.syncPodGangs(ctx, lookupIn(w.workloadIndex()), w.pods, now)
+	w := ctl.syncGangs(ctx, ctl.cache.snapshot(), now)
 	ctl.evictLost(ctx, w, now)
 	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, w, now)
@@ -175,12 +185,55 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctl.bindAll(ctx, w)
-	ctl.writeQueueStatuses(ctx, cs)
+	ctl.bindAll(ctx, w, now)
+	ctl.queues.offer(queueWrite{ctx: ctx, cs: &cycleState{byID: cs.byID, quota: cs.quota.Clone()}})
 	ctl.metrics.observeCycle(cs, ctl.sched.s, time.Since(start))
 	ctl.log.V(1).Info("pass", "took", time.Since(start), "running", len(cs.running),
 		"admitted", len(p.Admissions), "rejected", len(p.Rejections))
 	return nil
+}
+
+// syncGangs creates the Workloads of complete pod gangs and finishes those of ended
+// ones (syncPodGangs) for syncWorkers gangs at once: creating a thousand gangs'
+// Workloads one round trip after another would hold the pass for seconds. When a gang
+// had no Workload it takes the snapshot again, so this pass already admits the
+// Workloads just created (the client assumes them in the cache).
+func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *world {
+	index := w.workloadIndex()
+	shardOf := map[string]int{}
+	shards := make([][]*corev1.Pod, syncWorkers)
+	missing := false
+	for _, p := range w.pods {
+		kind, name := gangOf(p)
+		if kind == "" {
+			continue
+		}
+		key := p.Namespace + "/" + WorkloadNameForGang(kind, name)
+		i, ok := shardOf[key]
+		if !ok {
+			i = len(shardOf) % syncWorkers
+			shardOf[key] = i
+			missing = missing || index[key] == nil
+		}
+		shards[i] = append(shards[i], p) // each gang whole in one shard, pods in order
+	}
+	lookup := lookupIn(index) // read-only; each gang's Workload is written by its shard only
+	each(len(shards), func(i int) {
+		if len(shards[i]) > 0 {
+			ctl.syncPodGangs(ctx, lookup, shards[i], now)
+		}
+	})
+	if !missing {
+		return w
+	}
+	return ctl.cache.snapshot()
+}
+
+// queueWrite is what the queue statuses are written from: the pass's workloads (no
+// longer written once the pass is over) and a copy of its quota.
+type queueWrite struct {
+	ctx context.Context
+	cs  *cycleState
 }
 
 // reportInvalid writes the reason on workloads Gantry cannot read.
@@ -192,52 +245,50 @@ func (ctl *Controller) reportInvalid(ctx context.Context, cs *cycleState, now ti
 	}
 }
 
-// bindAll binds every admitted gang whose pods all exist, up to bindWorkers gangs at
-// a time (each gang's own pods are bound concurrently too).
-func (ctl *Controller) bindAll(ctx context.Context, w *world) {
-	type gang struct {
-		wl *v1alpha1.Workload
-		bs []binding
-	}
-	var gangs []gang
+// bindAll hands the binder every admitted gang whose pods all exist and are not all
+// bound, but those with binds still in flight. The pass does not wait for the binds:
+// a bound pod shows in the informer (a later pass's input), and until then the binder
+// reports it bound.
+func (ctl *Controller) bindAll(ctx context.Context, w *world, now time.Time) {
+	ctl.binds.observe(w.pods, now)
 	for _, wl := range ptrs(w.workloads) {
-		if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" {
-			continue
-		}
-		if _, lost := ctl.onLostNode(w, wl, ctl.opts.Now()); lost {
-			continue // never bound into a dead slot, even while its eviction is retried
-		}
-		var mine []*corev1.Pod
-		for _, p := range w.podsOf(wl) {
-			if p.Spec.SchedulerName == SchedulerName && p.DeletionTimestamp == nil {
-				mine = append(mine, p)
-			}
-		}
-		podSetOf, kind := podSetOfJob, ""
-		if o := wl.Spec.Owner; o != nil {
-			_, podSetOf = podLabelOf(o.Kind)
-			kind = o.Kind
-		}
-		if bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf); len(bs) > 0 {
-			gangs = append(gangs, gang{wl, bs})
+		ctl.startBinding(ctx, w, wl, now)
+	}
+}
+
+// startBinding hands one admitted gang to the binder when its pods are there and not
+// yet bound: the committer calls it as soon as the admission is written, bindAll for
+// gangs whose pods came later (a Job's, created once it runs) or whose binds failed.
+func (ctl *Controller) startBinding(ctx context.Context, w *world, wl *v1alpha1.Workload, now time.Time) {
+	if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" || ctl.binds.inFlight(wlKey(wl)) {
+		return
+	}
+	if _, lost := ctl.onLostNode(w, wl, now); lost {
+		return // never bound into a dead slot, even while its eviction is retried
+	}
+	var mine []*corev1.Pod
+	for _, p := range ctl.binds.view(w.podsOf(wl)) {
+		if p.Spec.SchedulerName == SchedulerName && p.DeletionTimestamp == nil {
+			mine = append(mine, p)
 		}
 	}
-	const bindWorkers = 16
-	sem := make(chan struct{}, bindWorkers)
-	var wg sync.WaitGroup
-	for _, g := range gangs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			n, err := bindGang(ctx, ctl.c, g.wl, g.bs)
-			ctl.metrics.bindings.Add(float64(n))
-			if err != nil {
-				ctl.log.Error(err, "bind gang", "workload", wlKey(g.wl))
-			}
-		}()
+	podSetOf, kind := podSetOfJob, ""
+	if o := wl.Spec.Owner; o != nil {
+		_, podSetOf = podLabelOf(o.Kind)
+		kind = o.Kind
 	}
-	wg.Wait()
+	if bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf); len(bs) > 0 {
+		ctl.binds.bind(ctx, wl, bs, now)
+	}
+}
+
+// started begins at once what an admission just written allows, without waiting for
+// the next pass: a Job is unsuspended (its controller then creates the pods), and a
+// gang whose pods all exist is handed to the binder. Admissions are written
+// concurrently, so it runs concurrently for different workloads; w is only read.
+func (ctl *Controller) started(ctx context.Context, w *world, wl *v1alpha1.Workload, now time.Time) {
+	ctl.startBinding(ctx, w, wl, now)
+	ctl.resumeJob(ctx, wl)
 }
 
 // bindablePlacements are the placements to bind now: all of them, but for a RayJob

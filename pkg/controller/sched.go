@@ -82,7 +82,7 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 	p := sc.s.Cycle(world)
 	ctl.admissions = max(ctl.admissions, highestSequence(cs))
 	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics, sequence: ctl.admissions,
-		rootOf: sc.s.RootOf, queueETA: sc.s.QueuedQuotaETA}
+		rootOf: sc.s.RootOf, queueETA: sc.s.QueuedQuotaETA, started: func(t *tracked) { ctl.started(ctx, w, t.obj, now) }}
 	res, err := k.Apply(p)
 	ctl.admissions = k.sequence
 	if err != nil {

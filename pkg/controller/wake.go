@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -37,6 +38,51 @@ func (w *wakeup) drain() {
 	default:
 	}
 }
+
+// latest runs fn in the background on the newest value offered, one run at a time: a
+// value offered while fn runs replaces any not yet taken. Writes that only report
+// (queue statuses) go this way, so a slow API server delays them, never the pass, and
+// the last state offered is always the last written.
+type latest[T any] struct {
+	fn      func(T)
+	mu      sync.Mutex
+	next    *T
+	running bool
+	wg      sync.WaitGroup
+}
+
+func newLatest[T any](fn func(T)) *latest[T] { return &latest[T]{fn: fn} }
+
+// offer hands v over and returns at once.
+func (l *latest[T]) offer(v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next = &v
+	if l.running {
+		return
+	}
+	l.running = true
+	l.wg.Add(1)
+	go l.run()
+}
+
+func (l *latest[T]) run() {
+	defer l.wg.Done()
+	for {
+		l.mu.Lock()
+		v := l.next
+		l.next = nil
+		l.running = v != nil
+		l.mu.Unlock()
+		if v == nil {
+			return
+		}
+		l.fn(*v)
+	}
+}
+
+// wait blocks until no run is going on.
+func (l *latest[T]) wait() { l.wg.Wait() }
 
 // watchedTypes are the objects whose changes can change a decision.
 func watchedTypes() []client.Object {
