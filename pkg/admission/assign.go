@@ -212,6 +212,13 @@ func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (fl
 			choice.mode, attempt.Mode, attempt.Code = m, m, code
 		}
 	}
+	if n := len(need.groups[g]); n > 0 {
+		// One allocation each rather than a growth per resource (sized for the loop and
+		// the no-preemption reason); left nil when nothing is appended, as before.
+		attempt.Reasons = make([]Why, 0, n+1)
+		choice.resources = make([]ResourceAssignment, 0, n)
+		choice.cells = make([]cell, 0, n)
+	}
 	for _, r := range need.groups[g] {
 		amount, err := as.q.s.amount(need, r, flavor)
 		if err != nil {

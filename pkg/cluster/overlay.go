@@ -29,9 +29,11 @@ type Overlay struct {
 }
 
 // journalEntry records one step so Undo can reverse it.
+// The pod is shared, never written: undoing a removal puts the same record back
+// instead of a copy (a reservation walk releases and restores thousands a cycle).
 type journalEntry struct {
 	op  ChangeOp
-	pod BoundPod
+	pod *BoundPod
 }
 
 // Mark is a position in an overlay's journal (see Overlay.Mark and Overlay.Undo).
@@ -61,7 +63,7 @@ func (o *Overlay) writable(i int) *nodeState {
 	if st := o.over.get(i); st != nil {
 		return st
 	}
-	st := o.base.nodes.at(i).clone()
+	st := o.base.nodes.at(i).cloneSpare(1)
 	o.over.set(i, o.base.nodes.len(), st)
 	return st
 }
@@ -102,13 +104,18 @@ func (o *Overlay) Touched(i int) bool { return o.over.get(i) != nil }
 
 // Pod returns a pod bound or assumed in the overlay.
 func (o *Overlay) Pod(ref PodRef) (BoundPod, bool) {
-	if p, ok := o.pods[ref]; ok {
-		if p == nil {
-			return BoundPod{}, false
-		}
+	if p, ok := o.pod(ref); ok {
 		return *p, true
 	}
-	return o.base.Pod(ref)
+	return BoundPod{}, false
+}
+
+// pod is Pod's shared record (read-only).
+func (o *Overlay) pod(ref PodRef) (*BoundPod, bool) {
+	if p, ok := o.pods[ref]; ok {
+		return p, p != nil
+	}
+	return o.base.pods.get(ref)
 }
 
 // Stamp identifies the exact state of one node: two equal stamps mean the same node with
@@ -143,10 +150,10 @@ func (o *Overlay) Assume(pod PodRef, node string, requests resources.Vector, a d
 
 // AssumeAt is Assume by node index (the placement hot path).
 func (o *Overlay) AssumeAt(pod PodRef, i int, requests resources.Vector, a devices.Assignment) error {
-	if _, exists := o.Pod(pod); exists {
+	if _, exists := o.pod(pod); exists {
 		return fmt.Errorf("pod %s: already bound or assumed", pod)
 	}
-	bp := BoundPod{Ref: pod, Node: o.base.nodes.at(i).node.Name, Requests: requests, Devices: a}
+	bp := &BoundPod{Ref: pod, Node: o.base.nodes.at(i).node.Name, Requests: requests, Devices: a}
 	if err := o.add(i, bp); err != nil {
 		return err
 	}
@@ -156,7 +163,7 @@ func (o *Overlay) AssumeAt(pod PodRef, i int, requests resources.Vector, a devic
 
 // Forget removes a bound or assumed pod, releasing its resources (a preemption what-if).
 func (o *Overlay) Forget(pod PodRef) error {
-	bp, ok := o.Pod(pod)
+	bp, ok := o.pod(pod)
 	if !ok {
 		return fmt.Errorf("pod %s: not bound", pod)
 	}
@@ -195,7 +202,7 @@ func (o *Overlay) ChangesSince(m Mark) []Change {
 	tail := o.journal[m:]
 	out := make([]Change, len(tail))
 	for k, e := range tail {
-		out[k] = Change{Op: e.op, Pod: e.pod}
+		out[k] = Change{Op: e.op, Pod: *e.pod}
 	}
 	return out
 }
@@ -227,10 +234,10 @@ func (o *Overlay) Snapshot() *Snapshot {
 }
 
 // add charges bp to node i; on error nothing changed.
-func (o *Overlay) add(i int, bp BoundPod) error {
+func (o *Overlay) add(i int, bp *BoundPod) error {
 	cur := o.state(i)
 	fits := true
-	eachCharge(cur.node, bp.Requests, func(k resources.Name, a resources.Amount) {
+	eachChargeLimited(cur.podsLimited, bp.Requests, func(k resources.Name, a resources.Amount) {
 		if a > 0 && a > cur.free[k] {
 			fits = false
 		}
@@ -250,19 +257,19 @@ func (o *Overlay) add(i int, bp BoundPod) error {
 		}
 		o.freeGPU += st.gpuFreeTotal() - before
 	}
-	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
+	eachChargeLimited(st.podsLimited, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], -a) })
 	st.version = o.base.nodes.lin.next()
 	st.mirrorFree()
 	if hasDevices {
 		o.refile(i, st, bp.Devices, true)
 	}
 	st.pods = append(st.pods, bp.Ref)
-	o.setPod(bp.Ref, &bp)
+	o.setPod(bp.Ref, bp)
 	return nil
 }
 
 // remove releases bp from its node; on error nothing changed.
-func (o *Overlay) remove(bp BoundPod) error {
+func (o *Overlay) remove(bp *BoundPod) error {
 	i, ok := o.base.byName[bp.Node]
 	if !ok {
 		return fmt.Errorf("pod %s: node %q: not in the snapshot", bp.Ref, bp.Node)
@@ -276,12 +283,15 @@ func (o *Overlay) remove(bp BoundPod) error {
 		o.freeGPU += st.gpuFreeTotal() - before
 		o.refile(i, st, bp.Devices, false)
 	}
-	eachCharge(st.node, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })
+	eachChargeLimited(st.podsLimited, bp.Requests, func(k resources.Name, a resources.Amount) { st.free[k] = resources.SatAdd(st.free[k], a) })
 	st.version = o.base.nodes.lin.next()
 	st.mirrorFree()
 	for k, r := range st.pods {
 		if r == bp.Ref {
-			st.pods = append(st.pods[:k:k], st.pods[k+1:]...)
+			// A new array (lists handed out before stay as they were), as large as the
+			// old one: a release is mostly undone by binding the pod again.
+			pods := make([]PodRef, 0, len(st.pods))
+			st.pods = append(append(pods, st.pods[:k]...), st.pods[k+1:]...)
 			break
 		}
 	}
@@ -292,9 +302,11 @@ func (o *Overlay) remove(bp BoundPod) error {
 // setPod records pod's overlay state (nil: absent). An assumed-then-undone pod that the
 // base never had drops out of the map, so the overlay's map stays small.
 func (o *Overlay) setPod(ref PodRef, p *BoundPod) {
-	if _, inBase := o.base.pods.get(ref); p == nil && !inBase {
-		delete(o.pods, ref)
-		return
+	if p == nil {
+		if _, inBase := o.base.pods.get(ref); !inBase { // looked up only for a removal
+			delete(o.pods, ref)
+			return
+		}
 	}
 	if o.pods == nil {
 		o.pods = map[PodRef]*BoundPod{}
@@ -316,6 +328,12 @@ func chargeOn(n *Node, requests resources.Vector) resources.Vector {
 // vector: assume, forget and undo run it on the hot path of placement and preemption.
 func eachCharge(n *Node, requests resources.Vector, f func(resources.Name, resources.Amount)) {
 	_, limited := n.Allocatable[resources.Pods]
+	eachChargeLimited(limited, requests, f)
+}
+
+// eachChargeLimited is eachCharge on a node that declares a pods limit or not
+// (nodeState.podsLimited: read once per node, not looked up at every step).
+func eachChargeLimited(limited bool, requests resources.Vector, f func(resources.Name, resources.Amount)) {
 	podsAsked := false
 	for k, a := range requests {
 		if k.IsGPU() || a == 0 {

@@ -44,8 +44,12 @@ type nodeState struct {
 
 // clone copies s with its version: a copy holds the same state until it is written (a
 // commit's copies keep the memos of their nodes valid; see Stamp).
-func (s *nodeState) clone() *nodeState {
-	out := &nodeState{node: s.node, version: s.version, free: s.free.Clone(), pods: append([]PodRef(nil), s.pods...),
+func (s *nodeState) clone() *nodeState { return s.cloneSpare(0) }
+
+// cloneSpare is clone with room for spare more pods: an overlay's private copy is made
+// to bind or release a pod, and binding one would otherwise copy the list again.
+func (s *nodeState) cloneSpare(spare int) *nodeState {
+	out := &nodeState{node: s.node, version: s.version, free: s.free.Clone(), pods: append(make([]PodRef, 0, len(s.pods)+spare), s.pods...),
 		gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem, allocCPU: s.allocCPU, allocMem: s.allocMem, freePods: s.freePods, podsLimited: s.podsLimited,
 		groups: s.groups, model: s.model}
 	if len(s.counts) <= len(out.countBuf) {

@@ -263,7 +263,8 @@ func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 		Held: c.Held, Previous: c.Previous, NeedGPUMilli: c.NeedGPUMilli, FreeGPUMilli: c.FreeGPUMilli,
 	}
 	if needs := gpuPodNeeds(w); len(needs) > 0 {
-		req.MayFit = func(ov *cluster.Overlay) bool { return newOverlayGPUView(ov).mayFit(needs) }
+		v := newOverlayGPUView(c.Overlay) // one view for the walk's steps, emptied at each
+		req.MayFit = func(ov *cluster.Overlay) bool { v.restart(ov); return v.mayFit(needs) }
 	}
 	res, err := placement.PlanReservation(c.Overlay, p.fit(c), req)
 	if err != nil || res.Outcome != placement.Reserved || res.Reservation == nil {

@@ -55,6 +55,13 @@ func newOverlayGPUView(ov *cluster.Overlay) *freeGPUView {
 	return &freeGPUView{ov: ov, nodes: map[int64]int64{}}
 }
 
+// restart makes v answer over ov as it is now, keeping its memory (a reservation walk
+// asks at every step, after the overlay changed).
+func (v *freeGPUView) restart(ov *cluster.Overlay) {
+	v.ov = ov
+	clear(v.nodes)
+}
+
 func (v *freeGPUView) nodesWith(k int64) int64 {
 	if n, ok := v.nodes[k]; ok {
 		return n

@@ -35,6 +35,8 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	p := s.eng.Cycle(in)
 	s.pendingBuf = scrub(in.Pending) // the cycle kept nothing of it
 	s.seekerBuf = scrub(in.QuotaSeekers)
+	clear(in.SlotSeekers)
+	s.classBuf = in.SlotSeekers[:0]
 	p.Rejections = append(p.Rejections, queueRejects...)
 	return p
 }

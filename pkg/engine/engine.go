@@ -67,6 +67,10 @@ type Engine struct {
 	// gateBuf is the last cycle's gated heap, reused by the next (an engine runs one
 	// cycle at a time: its placer's fit cache already requires that).
 	gateBuf keyedHeap
+	// classItems and classHeap are the last cycle's slot-seeker classes, memory for the
+	// next one (reserve_seekers.go).
+	classItems []classItem
+	classHeap  classHeap
 }
 
 // New returns an engine; placer must not be nil.

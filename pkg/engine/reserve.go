@@ -51,7 +51,14 @@ type heldDevice struct {
 // holdDevices turns a reservation's pods into hold pods, one per device, named after
 // it so each is held alone; made once per reservation, used by every hold after it.
 func (c *cycle) holdDevices(pods []cluster.BoundPod) []heldDevice {
-	var out []heldDevice
+	n := 0
+	for _, bp := range pods {
+		n += len(bp.Devices.Devices)
+	}
+	// Two allocations per reservation, not one per device: each hold's device is its
+	// own element of one array (capped, so that nothing appended spills into the next).
+	out := make([]heldDevice, 0, n)
+	one := make([]devices.Device, 0, n)
 	for _, bp := range pods {
 		node, ok := c.in.Cluster.NodeIndex(bp.Node)
 		if !ok {
@@ -59,7 +66,9 @@ func (c *cycle) holdDevices(pods []cluster.BoundPod) []heldDevice {
 		}
 		for _, d := range bp.Devices.Devices {
 			ref := cluster.PodRef{Workload: bp.Ref.Workload, PodSet: bp.Ref.PodSet + "/hold/" + d.ID(), Index: bp.Ref.Index}
-			out = append(out, heldDevice{ref: ref, node: node, one: devices.Assignment{Devices: []devices.Device{d}}})
+			k := len(one)
+			one = append(one, d)
+			out = append(out, heldDevice{ref: ref, node: node, one: devices.Assignment{Devices: one[k : k+1 : k+1]}})
 		}
 	}
 	return out
@@ -166,12 +175,15 @@ type wholeHold struct {
 
 // wholeHoldsOf groups a reservation's whole GPUs by node, marking them in hs.
 func wholeHoldsOf(id api.WorkloadID, hs []heldDevice) []wholeHold {
+	// First the nodes, in order, with their whole-GPU counts; then each node's GPUs
+	// carved from one array (two allocations a reservation, not one per GPU added).
 	var out []wholeHold
+	var counts []int
 	at := map[int]int{}
+	total := 0
 	for k := range hs {
 		h := &hs[k]
-		d := h.one.Devices[0]
-		if d.Kind != devices.WholeGPU {
+		if h.one.Devices[0].Kind != devices.WholeGPU {
 			continue
 		}
 		j, ok := at[h.node]
@@ -179,7 +191,25 @@ func wholeHoldsOf(id api.WorkloadID, hs []heldDevice) []wholeHold {
 			j = len(out)
 			at[h.node] = j
 			out = append(out, wholeHold{ref: cluster.PodRef{Workload: id, PodSet: "/hold", Index: h.node}, node: h.node})
+			counts = append(counts, 0)
 		}
+		counts[j]++
+		total++
+	}
+	all := make([]devices.Device, total)
+	from := 0
+	for j := range out {
+		n := counts[j]
+		out[j].gpus = all[from : from : from+n]
+		from += n
+	}
+	for k := range hs {
+		h := &hs[k]
+		d := h.one.Devices[0]
+		if d.Kind != devices.WholeGPU {
+			continue
+		}
+		j := at[h.node]
 		out[j].gpus = append(out[j].gpus, d)
 		h.inWhole = true
 	}

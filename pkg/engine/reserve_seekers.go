@@ -35,19 +35,26 @@ type seekerClasses struct {
 // classItem is a class with the member whose turn is next; checked says the class as a
 // whole passed the narrowing once the slots were taken.
 type classItem struct {
-	sc      SeekerClass
-	p       Pending
-	k       headKey
-	checked bool
+	class      string
+	minRuntime time.Duration
+	p          Pending
+	k          headKey
+	checked    bool
 }
 
 func (c *cycle) newSeekerClasses(classes []SeekerClass) *seekerClasses {
 	if len(classes) == 0 {
 		return nil
 	}
-	s := &seekerClasses{c: c, heap: make(classHeap, len(classes)), narrow: c.seekerNarrower()}
+	// The items and the heap are the engine's scratch, reused cycle after cycle (the
+	// last cycle's items are overwritten, its heap is empty or dropped).
+	items := slices.Grow(c.e.classItems[:0], len(classes))[:len(classes)]
+	c.e.classItems = items
+	s := &seekerClasses{c: c, heap: slices.Grow(c.e.classHeap[:0], len(classes))[:len(classes)], narrow: c.seekerNarrower()}
+	c.e.classHeap = s.heap
 	for i, sc := range classes {
-		s.heap[i] = &classItem{sc: sc, p: sc.First, k: c.visits.k.key(sc.First)}
+		items[i] = classItem{class: sc.Class, minRuntime: sc.MinRuntime, p: sc.First, k: c.visits.k.key(sc.First)}
+		s.heap[i] = &items[i]
 	}
 	heap.Init(&s.heap)
 	return s
@@ -60,7 +67,7 @@ func (s *seekerClasses) take(k *keyer) (Pending, bool) {
 	p := it.p
 	visit, keep := s.pass(it)
 	if keep {
-		if next, ok := s.next(it.sc.Class); ok {
+		if next, ok := s.next(it.class); ok {
 			it.p, it.k = next, k.key(next)
 			heap.Fix(&s.heap, 0)
 			return p, visit
@@ -79,11 +86,14 @@ func (s *seekerClasses) pass(it *classItem) (visit, keep bool) {
 	if !it.checked {
 		it.checked = true
 		probe := it.p // the class's member with the fewest holds has no more than this
-		if r := it.sc.MinRuntime; r > 0 && (probe.Runtime <= 0 || r < probe.Runtime) {
+		if r := it.minRuntime; r > 0 && (probe.Runtime <= 0 || r < probe.Runtime) {
 			probe.Runtime = r
 		}
 		if !s.narrow(probe) {
 			return false, false
+		}
+		if probe.Runtime == it.p.Runtime {
+			return true, true // the same question: the narrowing is a function of it
 		}
 	}
 	return s.narrow(it.p), true
@@ -153,7 +163,7 @@ func (s *Scheduler) seekerClasses(w World) []SeekerClass {
 	if w.Unchanged {
 		return nil // refused behind reservations, and nothing changed since
 	}
-	var out []SeekerClass
+	out := s.classBuf[:0] // the cycle copies them into its heap; reused next cycle
 	for class, set := range s.seekers {
 		first := s.firstUnblocked(set.members)
 		if first == nil {

@@ -82,6 +82,9 @@ type Scheduler struct {
 	// them (reserve_seekers.go).
 	seekers   map[string]*seekerSet
 	seekIters map[string]*seekIter
+	// classBuf is the cycles' scratch for Input.SlotSeekers (the cycle copies what it
+	// keeps of it).
+	classBuf []SeekerClass
 	// byEnd is the cycles' scratch for the running list in walk order.
 	byEnd placement.RunningByEnd
 	// pendingBuf is the last cycle's pending list, memory for the next one (a cycle

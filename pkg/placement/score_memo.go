@@ -75,8 +75,13 @@ func (c *FitCache) scoreMemoFor(ov *cluster.Overlay, req *PodRequest, scorers []
 	version := shapesVersion(scorers)
 	for _, m := range c.verdicts[key] {
 		if slices.Equal(m.scorers, scorers) {
-			if len(m.at) != ov.NumNodes() || m.version != version {
+			if len(m.at) != ov.NumNodes() {
 				m.at, m.version = make([]memoEntry, ov.NumNodes()), version
+			} else if m.version != version {
+				// The zero stamp matches no node: a cleared memo is a fresh one, without
+				// a new array per shapes change (one a cycle at scale).
+				clear(m.at)
+				m.version = version
 			}
 			return m
 		}
