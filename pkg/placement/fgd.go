@@ -9,8 +9,9 @@ import (
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
-// ShapeStats is the distribution of GPU pod shapes seen so far, learned online: the
-// engine calls Observe on each arrival and the fragmentation scorer reads it. A shape is
+// ShapeStats is a distribution of GPU pod shapes: the engine's is rebuilt from its live
+// workloads by a ShapeCensus (fgd_census.go), a benchmark may Observe a pod list up
+// front, and the fragmentation scorer reads it. A shape is
 // the pod's GPU class (a fraction of one GPU, milli below 1000, or a number of whole
 // GPUs) together with its cpu and memory (binned, see shapeKey) and where it may run (its
 // node selector and required affinity, see fgd_where.go), because a node whose cpu,
