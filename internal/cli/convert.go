@@ -183,8 +183,8 @@ func gantryType(kind string) metav1.TypeMeta {
 // field names, strict decoding, the checks `validate` makes of one object), so convert
 // and validate agree on every version, and writes it under gantry.dev. A v1beta2
 // ClusterQueue's cohortName becomes cohort; flavorFungibility.preference, which the
-// gantry.dev type lacks, can only be BorrowingOverPreemption here (the reader refuses
-// the other value), Gantry's only order, and is left out.
+// gantry.dev type lacks, rides on the gantry.dev/flavor-fungibility-preference
+// annotation when it is PreemptionOverBorrowing (the default is left out).
 func convertKueue(file string, d doc, kind string) ([]byte, error) {
 	obj, err := manifest.ReadKueueObject(file, d.line, d.text)
 	if err != nil {

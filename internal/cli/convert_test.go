@@ -298,8 +298,8 @@ func TestConvertKueueVersionErrors(t *testing.T) {
 		{"v1beta1 cohort", "  cohort: org\n", "in.yaml:9: ClusterQueue cq: spec.cohort: not a field of kueue.x-k8s.io/v1beta2 ClusterQueue"},
 		{"v1beta1 fungibility value", "  flavorFungibility: {whenCanBorrow: Borrow}\n", "in.yaml:9: ClusterQueue cq: spec.flavorFungibility.whenCanBorrow: \"Borrow\" is the kueue.x-k8s.io/v1beta1 spelling"},
 		{"admission checks", "  admissionChecksStrategy:\n    admissionChecks: [{name: prov}]\n", "in.yaml:10: ClusterQueue cq: spec.admissionChecksStrategy.admissionChecks: admission checks are not supported yet"},
-		{"preemption over borrowing", "  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n",
-			"in.yaml:9: ClusterQueue cq: spec.flavorFungibility.preference: PreemptionOverBorrowing is not supported yet"},
+		{"preference without TryNextFlavor", "  flavorFungibility: {whenCanBorrow: MayStopSearch, preference: PreemptionOverBorrowing}\n",
+			"in.yaml:9: ClusterQueue cq: spec.flavorFungibility.preference"},
 	}
 	for _, tc := range tests {
 		_, err := ConvertManifests("in.yaml", []byte(ns+cq+tc.spec))

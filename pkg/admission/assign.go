@@ -37,7 +37,7 @@ func (q *Quota) AssignWithout(wl *api.Workload, cq string, without map[string]bo
 		a.Code, a.Message = InvalidWorkload, fmt.Sprintf("workload %s: no pod sets", a.Workload)
 		return a
 	}
-	as := &assigner{q: q, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}, without: without}
+	as := &assigner{q: q, wl: wl, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}, without: without}
 	a.Mode = Fit
 	for i := range wl.PodSets {
 		ps := &wl.PodSets[i]
@@ -69,18 +69,29 @@ func (a Assignment) Why() string {
 	return fmt.Sprintf("pod set %q: %s", ps.Name, firstReason(ps))
 }
 
+// firstReason prefers a flavor tried with the pod set's mode, and a flavor the search
+// weighed over one the caller ruled out (a fallback's excluded flavor says nothing about
+// why the others refused).
 func firstReason(p PodSetAssignment) string {
-	for _, t := range p.Tried {
-		if len(t.Reasons) > 0 && t.Mode == p.Mode {
-			return inFlavor(t.Flavor, t.Reasons[0].String())
-		}
-	}
-	for _, t := range p.Tried {
-		if len(t.Reasons) > 0 {
-			return inFlavor(t.Flavor, t.Reasons[0].String())
+	for _, ok := range []func(FlavorAttempt) bool{
+		func(t FlavorAttempt) bool { return t.Mode == p.Mode && !t.excluded() },
+		func(t FlavorAttempt) bool { return !t.excluded() },
+		func(FlavorAttempt) bool { return true },
+	} {
+		for _, t := range p.Tried {
+			if len(t.Reasons) > 0 && ok(t) {
+				return inFlavor(t.Flavor, t.Reasons[0].String())
+			}
 		}
 	}
 	return string(p.Code)
+}
+
+// excludedByCaller is the reason of a flavor AssignWithout was told to skip.
+const excludedByCaller = "excluded by the caller"
+
+func (t FlavorAttempt) excluded() bool {
+	return t.Code == NoFlavorMatches && len(t.Reasons) == 1 && t.Reasons[0].Kind == WhyText && t.Reasons[0].Text == excludedByCaller
 }
 
 // inFlavor prefixes a reason with its flavor; a pod set refused before any flavor was
@@ -95,6 +106,7 @@ func inFlavor(flavor, reason string) string {
 // assigner carries one Assign call's state: the usage of pod sets assigned so far.
 type assigner struct {
 	q       *Quota
+	wl      *api.Workload
 	cq      nodeID
 	node    treeNode
 	assumed map[frID]resources.Amount
@@ -154,21 +166,31 @@ func groupCode(tried []FlavorAttempt) ReasonCode {
 // flavorChoice is one flavor's rating for a resource group.
 type flavorChoice struct {
 	mode      Mode
+	rank      rank
 	resources []ResourceAssignment
 	cells     []cell
+	// short are the cells that need preemption, not yet simulated (rank then counts
+	// them as kindPreempt): simulating is only worth it when the kind can change the
+	// choice (resolve). fits is the rank of the other cells.
+	short []cell
+	fits  rank
 }
 
 // group tries the flavors of resource group g in order and returns the best choice (nil
-// when every flavor is NoFit) and an attempt record per flavor tried.
+// when every flavor is NoFit) and an attempt record per flavor tried. As in Kueue, a
+// flavor that needs preemption is rated by simulating it (rank): reclaiming from
+// borrowing queues beats preempting in the preemptor's own queue, and a flavor where no
+// workload could be preempted never ends the search. flavorFungibility decides whether
+// a borrowing or preempting flavor ends it (tryNext).
 func (as *assigner) group(need podSetNeed, g int) (*flavorChoice, []FlavorAttempt) {
 	rg := as.node.cq.ResourceGroups[g]
 	fung := as.node.cq.FlavorFungibility
 	var best *flavorChoice
 	var tried []FlavorAttempt
-	for _, fq := range rg.Flavors {
+	for k, fq := range rg.Flavors {
 		flavor := as.q.s.flavors[fq.Name]
 		if as.without[fq.Name] {
-			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []Why{textWhy("excluded by the caller")}})
+			tried = append(tried, FlavorAttempt{Flavor: fq.Name, Mode: NoFit, Code: NoFlavorMatches, Reasons: []Why{textWhy(excludedByCaller)}})
 			continue
 		}
 		if ok, why := flavorAdmits(flavor, need.ps); !ok {
@@ -177,39 +199,58 @@ func (as *assigner) group(need podSetNeed, g int) (*flavorChoice, []FlavorAttemp
 		}
 		choice, attempt := as.rate(need, g, flavor)
 		tried = append(tried, attempt)
-		if choice.mode > NoFit && (best == nil || choice.mode > best.mode) {
-			c := choice
-			best = &c
+		if choice.mode == NoFit {
+			continue
 		}
-		if stopSearch(choice.mode, fung) {
+		// Whether a preempting flavor ends the search depends on its kind only under
+		// these policies, and only when another flavor could be chosen instead.
+		// Under PreemptionOverBorrowing the level after preemption orders flavors too.
+		if (best != nil || k < len(rg.Flavors)-1) && (fung.WhenCanPreempt == api.MayStopSearch || fung.WhenCanBorrow == api.TryNextFlavor ||
+			fung.Preference == api.PreemptionOverBorrowing) {
+			as.resolve(&choice)
+		}
+		if !tryNext(choice.rank, fung) {
+			best = &choice
 			break
+		}
+		if best == nil {
+			best = &choice
+			continue
+		}
+		if choice.mode == Preempt && best.mode == Preempt {
+			as.resolve(&choice)
+			as.resolve(best)
+		}
+		if preferred(choice.rank, best.rank, fung.Preference) {
+			best = &choice
 		}
 	}
 	return best, tried
 }
 
-// stopSearch applies flavorFungibility: a fitting flavor always ends the search; a
-// borrowing one ends it unless whenCanBorrow is TryNextFlavor; a preempting one ends it
-// only when whenCanPreempt is MayStopSearch (Kueue's defaults).
-func stopSearch(m Mode, f api.FlavorFungibility) bool {
-	switch m {
-	case Fit:
-		return true
-	case Borrow:
-		return f.WhenCanBorrow != api.TryNextFlavor
-	case Preempt:
-		return f.WhenCanPreempt == api.MayStopSearch
+// resolve simulates the preemption a choice's short cells need and ranks it by the
+// worst of them (Kueue's preemption oracle, per flavor and resource).
+func (as *assigner) resolve(c *flavorChoice) {
+	if len(c.short) == 0 {
+		return
 	}
-	return false
+	r := c.fits
+	for _, sc := range c.short {
+		r = worse(r, as.q.simulatePreemption(as.wl, as.cq, sc.fr, sc.amount), as.pref())
+	}
+	c.rank, c.short = r, nil
 }
 
 // rate rates one flavor for the resources the pod set needs from group g.
 func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (flavorChoice, FlavorAttempt) {
-	choice := flavorChoice{mode: Fit}
+	choice := flavorChoice{mode: Fit, rank: bestRank, fits: bestRank}
 	attempt := FlavorAttempt{Flavor: flavor.Name, Mode: Fit}
 	worst := func(m Mode, code ReasonCode) {
 		if m < choice.mode {
 			choice.mode, attempt.Mode, attempt.Code = m, m, code
+		}
+		if m == NoFit {
+			choice.rank = rank{}
 		}
 	}
 	if n := len(need.groups[g]); n > 0 {
@@ -232,17 +273,42 @@ func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (fl
 			attempt.Reasons = append(attempt.Reasons, Why{Kind: WhyNoQuota, Resource: r, Flavor: flavor.Name})
 			continue
 		}
+		total := resources.SatAdd(amount, as.assumed[f])
 		m, code, why := as.q.rateCell(as.cq, f, amount, as.assumed[f])
+		if m == Preempt && !as.q.mayPreemptFor(as.cq, f, total) {
+			m = NoFit // Kueue looks for no victims here: the workload waits for quota
+		}
 		worst(m, code)
+		cr := as.cellRank(m, f, total)
+		choice.rank = worse(choice.rank, cr, as.pref())
+		if m == Preempt {
+			choice.short = append(choice.short, cell{f, total})
+		} else {
+			choice.fits = worse(choice.fits, cr, as.pref())
+		}
 		attempt.Reasons = append(attempt.Reasons, why)
 		choice.resources = append(choice.resources, ResourceAssignment{Resource: r, Flavor: flavor.Name, Amount: amount, Mode: m})
 		choice.cells = append(choice.cells, cell{f, amount})
 	}
 	if choice.mode == Preempt && !as.q.preemptionPossible(as.cq) {
 		choice.mode, attempt.Mode, attempt.Code = NoFit, NoFit, WaitingForQuota
+		choice.rank = rank{}
 		attempt.Reasons = append(attempt.Reasons, Why{Kind: WhyNoPreemption})
 	}
 	return choice, attempt
+}
+
+// cellRank ranks one resource rated m; a short cell counts as preempting in the queue
+// itself until resolve simulates it.
+func (as *assigner) cellRank(m Mode, f frID, total resources.Amount) rank {
+	switch m {
+	case NoFit:
+		return rank{}
+	case Preempt:
+		return rank{kind: kindPreempt}
+	}
+	level, _ := as.q.lowestFit(as.cq, f, total)
+	return rank{kind: kindFit, level: level}
 }
 
 // hasQuotaEntry reports whether cq's group g lists resource r under flavor.
@@ -369,4 +435,9 @@ func (as *assigner) gpuMilli(a *Assignment) resources.MilliGPU {
 		}
 	}
 	return total
+}
+
+// pref is the ClusterQueue's flavorFungibility.preference (preferred).
+func (as *assigner) pref() api.FungibilityPreference {
+	return as.node.cq.FlavorFungibility.Preference
 }

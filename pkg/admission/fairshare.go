@@ -1,11 +1,14 @@
 package admission
 
-import "sort"
-
-// fairSharing is preemption under fair sharing. While the preemptor does not fit, the
-// ClusterQueue of the cohort tree with the highest share that still has candidates gives
-// up its next candidate if the strategy allows it; otherwise that queue is left alone.
-// Candidates of the preemptor's own queue are used last, under withinClusterQueue.
+// fairSharing is preemption under fair sharing, as Kueue runs it (fairPreemptions): the
+// preemptor's usage is added first, so shares are those after its admission; then,
+// while it does not fit, a tournament down the cohort tree (fairOrder) picks the
+// ClusterQueue to take from: the child with the highest share at each level. The
+// preemptor's own queue gives up its candidates by withinClusterQueue; another queue
+// gives up one if the strategy allows it, comparing the shares of the two subtrees
+// just below their lowest common cohort (or unconditionally while the preemptor stays
+// within its nominal quota: that is reclaiming, not fair sharing). Candidates a first
+// strategy refused get one more chance under LessThanInitialShare, one per queue.
 //
 // No cycles. Shares depend only on a queue's own usage (the lendable amount is fixed by
 // the quotas), so the checks below can be reasoned about queue by queue. Say the
@@ -17,50 +20,27 @@ import "sort"
 // never preempt its preemptor back; TestNoPreemptionCycles checks it. Kueue applies
 // the strategy alone; this stability check is a deliberate difference.
 func (pr *preemptor) fairSharing(cands []candidate) []candidate {
-	for _, st := range pr.q.s.fair.Strategies {
-		if v := pr.fairWith(st, cands); len(v) > 0 {
-			return v
-		}
-	}
-	return nil
-}
-
-func (pr *preemptor) fairWith(st FairStrategy, cands []candidate) []candidate {
-	w := pr.work()
-	byCQ := map[nodeID][]candidate{}
-	var same []candidate
-	for _, c := range cands {
-		if c.other {
-			byCQ[c.w.cq] = append(byCQ[c.w.cq], c)
-		} else {
-			same = append(same, c)
-		}
-	}
-	var victims []candidate
-	for !pr.fits(w, true) {
-		target, ok := pr.highestShare(w, byCQ)
-		if !ok {
-			break
-		}
-		c := byCQ[target][0]
-		byCQ[target] = byCQ[target][1:]
-		if !pr.borrowing(w, target) || !pr.shareAllows(w, st, c) {
-			delete(byCQ, target) // the queue keeps its workloads
-			continue
-		}
-		w.apply(c.w.cq, c.w.cells, -1)
-		victims = append(victims, c)
-	}
-	for _, c := range same {
-		if pr.fits(w, true) {
-			break
-		}
-		w.apply(c.w.cq, c.w.cells, -1)
-		victims = append(victims, c)
-	}
-	if !pr.fits(w, true) {
+	strategies := pr.q.s.fair.Strategies
+	if len(strategies) == 0 {
 		return nil
 	}
+	w := pr.work()
+	w.apply(pr.cq, pr.cells, 1) // shares as they would be with the preemptor admitted
+	var kept []candidate
+	for _, c := range cands {
+		// Kueue looks only at queues borrowing what the preemptor is short of.
+		if !c.other || pr.borrowing(w, c.w.cq) {
+			kept = append(kept, c)
+		}
+	}
+	fits, victims, retry := pr.fairFirst(w, kept, strategies[0])
+	if !fits && len(strategies) > 1 {
+		fits, victims = pr.fairSecond(w, retry, victims)
+	}
+	if !fits {
+		return nil
+	}
+	w.apply(pr.cq, pr.cells, -1)
 	victims = pr.fillBack(w, victims, true)
 	if !pr.stable(w, victims) {
 		return nil
@@ -68,58 +48,111 @@ func (pr *preemptor) fairWith(st FairStrategy, cands []candidate) []candidate {
 	return victims
 }
 
-// stable reports whether no victim from another queue could preempt the preemptor back:
-// in the final state w (victims removed, preemptor not yet added), each victim's queue
-// with the victim back must have a larger share than the preemptor's queue.
-func (pr *preemptor) stable(w *Quota, victims []candidate) bool {
-	final := w.share(pr.cq, pr.cells)
-	for _, v := range victims {
-		if !v.other {
+// fitsFair reports whether the preemptor fits in w, which holds its usage already.
+func (pr *preemptor) fitsFair(w *Quota) bool {
+	w.apply(pr.cq, pr.cells, -1)
+	ok := pr.fits(w, true)
+	w.apply(pr.cq, pr.cells, 1)
+	return ok
+}
+
+// fairFirst is Kueue's runFirstFsStrategy: victims in tournament order until the
+// preemptor fits; it returns the candidates the strategy refused.
+func (pr *preemptor) fairFirst(w *Quota, cands []candidate, st FairStrategy) (bool, []candidate, []candidate) {
+	o := newFairOrder(pr, w, cands)
+	withinNominal := !pr.borrowing(w, pr.cq)
+	var victims, retry []candidate
+	for {
+		target, ok := o.next()
+		if !ok {
+			return false, victims, retry
+		}
+		if target == pr.cq || withinNominal {
+			c := o.pop(target)
+			if target != pr.cq {
+				c.reason = InCohortReclamation
+			}
+			w.apply(c.w.cq, c.w.cells, -1)
+			victims = append(victims, c)
+			if pr.fitsFair(w) {
+				return true, victims, nil
+			}
 			continue
 		}
+		preShare, targetOld := o.shares(target)
+		for o.has(target) {
+			c := o.pop(target)
+			w.apply(c.w.cq, c.w.cells, -1)
+			_, targetNew := o.shares(target)
+			if !strategyAllows(st, preShare, targetOld, targetNew) {
+				w.apply(c.w.cq, c.w.cells, 1)
+				retry = append(retry, c)
+				continue
+			}
+			victims = append(victims, c)
+			if pr.fitsFair(w) {
+				return true, victims, nil
+			}
+			break // shares changed: pick the target again
+		}
+	}
+}
+
+// fairSecond is Kueue's runSecondFsStrategy (rule S2-b): over the refused candidates,
+// each queue in tournament order may give up its first one if the preemptor's share
+// stays below the queue's current share.
+func (pr *preemptor) fairSecond(w *Quota, retry, victims []candidate) (bool, []candidate) {
+	o := newFairOrder(pr, w, retry)
+	for {
+		target, ok := o.next()
+		if !ok {
+			return false, victims
+		}
+		preShare, targetOld := o.shares(target)
+		c := o.pop(target)
+		if strategyAllows(LessThanInitialShare, preShare, targetOld, 0) {
+			w.apply(c.w.cq, c.w.cells, -1)
+			victims = append(victims, c)
+			if pr.fitsFair(w) {
+				return true, victims
+			}
+		}
+		o.drop(target)
+	}
+}
+
+// strategyAllows applies a fair-sharing strategy to the preemptor's share after
+// admission and the target's share before and after losing the candidate.
+func strategyAllows(st FairStrategy, preemptor, targetOld, targetNew int64) bool {
+	if st == LessThanInitialShare {
+		return preemptor < targetOld
+	}
+	return preemptor <= targetNew
+}
+
+// stable reports whether no victim taken by fair sharing could preempt the preemptor
+// back: in the final state w (victims removed, preemptor not yet added), the subtree of
+// each such victim's queue just below the lowest cohort it shares with the preemptor's
+// queue must, with the victim back, have a larger share than the preemptor's subtree
+// there with the preemptor admitted. Those are the two shares either strategy would
+// compare for the victim (symmetric to the preemptor's own check). Victims reclaimed
+// while the preemptor stays within its nominal quota need no check: their queue could
+// only take quota back from a queue that borrows it.
+func (pr *preemptor) stable(w *Quota, victims []candidate) bool {
+	for _, v := range victims {
+		if v.reason != InCohortFairSharing {
+			continue
+		}
+		mine, theirs := w.s.almostLCAs(pr.cq, v.w.cq)
+		w.apply(pr.cq, pr.cells, 1)
+		final := w.share(mine, nil)
+		w.apply(pr.cq, pr.cells, -1)
 		w.apply(v.w.cq, v.w.cells, 1)
-		back := w.share(v.w.cq, nil)
+		back := w.share(theirs, nil)
 		w.apply(v.w.cq, v.w.cells, -1)
 		if back <= final {
 			return false
 		}
 	}
 	return true
-}
-
-// highestShare picks the queue with candidates left and the largest current share
-// (ties: the lower node id, i.e. the name first in order).
-func (pr *preemptor) highestShare(w *Quota, byCQ map[nodeID][]candidate) (nodeID, bool) {
-	ids := make([]nodeID, 0, len(byCQ))
-	for id, cs := range byCQ {
-		if len(cs) > 0 {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return 0, false
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	best, bestShare := ids[0], w.share(ids[0], nil)
-	for _, id := range ids[1:] {
-		if s := w.share(id, nil); s > bestShare {
-			best, bestShare = id, s
-		}
-	}
-	return best, true
-}
-
-// shareAllows applies strategy st to taking candidate c.
-func (pr *preemptor) shareAllows(w *Quota, st FairStrategy, c candidate) bool {
-	after := w.share(pr.cq, pr.cells)
-	targetBefore := w.share(c.w.cq, nil)
-	switch st {
-	case LessThanInitialShare:
-		return after < targetBefore
-	default:
-		w.apply(c.w.cq, c.w.cells, -1)
-		targetAfter := w.share(c.w.cq, nil)
-		w.apply(c.w.cq, c.w.cells, 1)
-		return after <= targetAfter
-	}
 }

@@ -46,14 +46,23 @@ func (k kueueAdmitted) workload() *api.Workload {
 
 // admitAll records the admitted workloads in order (a later one counts as more recently
 // admitted, as a later quota reservation time does in Kueue) with exactly their usage.
+// Like Kueue's ReserveQuotaAt it does not check the quota: some Kueue cases start from
+// a cohort using more than it has (e.g. after a quota was lowered).
 func admitAll(t *testing.T, q *Quota, ws []kueueAdmitted) {
 	t.Helper()
 	for _, k := range ws {
 		wl := k.workload()
-		a := Assignment{Workload: wl.ID(), ClusterQueue: k.cq, Mode: Fit, Usage: k.use}
-		if err := q.Admit(wl, a); err != nil {
+		cq, ok := q.s.cqID(k.cq)
+		if !ok {
+			t.Fatalf("admit %s: no clusterqueue %q", wl.ID(), k.cq)
+		}
+		cells, err := q.s.cells(k.use)
+		if err != nil {
 			t.Fatalf("admit %s: %v", wl.ID(), err)
 		}
+		q.seq++
+		q.record(&AdmittedWorkload{ID: wl.ID(), ClusterQueue: k.cq, LocalQueue: wl.Namespace + "/" + wl.Queue,
+			Priority: wl.Priority, Created: wl.Created, Seq: q.seq, Usage: k.use, cq: cq, cells: cells})
 	}
 }
 

@@ -83,6 +83,12 @@ type kueuePreemptionCase struct {
 	fits bool
 	// code overrides the expected FindVictims code (see wantCode).
 	code ReasonCode
+	// differs, when set, says in one line why Gantry deliberately decides otherwise
+	// (listed in docs/admission.md); gantry is then what Gantry preempts instead.
+	differs string
+	gantry  map[string]VictimReason
+	// flavors replace Kueue's default, alpha and beta when set.
+	flavors []api.ResourceFlavor
 }
 
 // wantCode is WaitingForPreemption when Kueue preempts, none when the workload fits
@@ -101,24 +107,44 @@ func (tc kueuePreemptionCase) wantCode() ReasonCode {
 
 func TestKueuePreemptionCases(t *testing.T) {
 	for _, tc := range kueuePreemptionCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			objs := gt.MakeObjects().Flavors(kueueFlavors()...).ClusterQueues(tc.cqsOrDefault()...).Cohorts(tc.cohorts...).Obj()
-			q, err := NewQuota(objs, Options{})
-			if err != nil {
-				t.Fatalf("NewQuota: %v", err)
-			}
-			admitAll(t, q, tc.admitted)
-			wl := tc.incoming.Obj()
-			a := q.AssignWithout(wl, tc.cq, tc.without)
-			if a.Fits() != tc.fits {
-				t.Fatalf("assignment %s (%s): fits %t, want %t", a, a.Why(), a.Fits(), tc.fits)
-			}
-			res := q.FindVictims(wl, a, nil)
-			if got := victimNames(res); !sameVictims(got, tc.want) || res.Code != tc.wantCode() {
-				t.Fatalf("assignment %s (%s): victims %v (%s: %s), Kueue preempts %v (%s)",
-					a, a.Why(), sortedNames(got), res.Code, res.Message, sortedNames(tc.want), tc.wantCode())
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { runKueuePreemptionCase(t, tc, Options{}) })
+	}
+}
+
+// runKueuePreemptionCase builds the case's quota tree with opts, admits its workloads,
+// rates the incoming one and checks the victims FindVictims chooses.
+func runKueuePreemptionCase(t *testing.T, tc kueuePreemptionCase, opts Options) {
+	t.Helper()
+	flavors := tc.flavors
+	if flavors == nil {
+		flavors = kueueFlavors()
+	}
+	objs := gt.MakeObjects().Flavors(flavors...).ClusterQueues(tc.cqsOrDefault()...).Cohorts(tc.cohorts...).Obj()
+	q, err := NewQuota(objs, opts)
+	if err != nil {
+		t.Fatalf("NewQuota: %v", err)
+	}
+	admitAll(t, q, tc.admitted)
+	wl := tc.incoming.Obj()
+	a := q.AssignWithout(wl, tc.cq, tc.without)
+	if a.Fits() != tc.fits {
+		t.Fatalf("assignment %s (%s): fits %t, want %t", a, a.Why(), a.Fits(), tc.fits)
+	}
+	res := q.FindVictims(wl, a, nil)
+	want, who := tc.want, "Kueue"
+	if tc.differs != "" {
+		want, who = tc.gantry, "Gantry (differs from Kueue: "+tc.differs+")"
+	}
+	code := tc.wantCode()
+	if tc.differs != "" && tc.code == ReasonNone {
+		code = WaitingForQuota
+		if len(want) > 0 {
+			code = WaitingForPreemption
+		}
+	}
+	if got := victimNames(res); !sameVictims(got, want) || res.Code != code {
+		t.Fatalf("assignment %s (%s): victims %v (%s: %s), %s preempts %v (%s)",
+			a, a.Why(), sortedNames(got), res.Code, res.Message, who, sortedNames(want), code)
 	}
 }
 

@@ -64,14 +64,20 @@ type kueueScheduleCase struct {
 	wantAdmitted  map[string]string
 	wantPreempted map[string]VictimReason
 	wantLeft      []string
+	opts          Options // Options{} unless the Kueue test enables fair sharing
 }
 
 func TestKueueScheduleCases(t *testing.T) {
-	for _, tc := range kueueScheduleCases() {
+	runKueueScheduleCases(t, append(kueueScheduleCases(), kueuePreferenceCases()...))
+}
+
+// runKueueScheduleCases runs each case as one cycle over the quota layer.
+func runKueueScheduleCases(t *testing.T, cases []kueueScheduleCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := gt.MakeObjects().Flavors(kueueScheduleFlavors()...).
 				ClusterQueues(append(kueueScheduleCQs(), tc.cqs...)...).Cohorts(tc.cohorts...).Obj()
-			q, err := NewQuota(objs, Options{})
+			q, err := NewQuota(objs, tc.opts)
 			if err != nil {
 				t.Fatalf("NewQuota: %v", err)
 			}
@@ -292,6 +298,42 @@ func kueueScheduleCases() []kueueScheduleCase {
 			wantPreempted: map[string]VictimReason{"a1": InClusterQueue},
 			wantLeft:      []string{"preemptor"},
 		},
+		{
+			// Kueue's case sets a borrowing limit on other-alpha, which has no cohort;
+			// Gantry refuses it (as Kueue's validation does) and it changes nothing here.
+			name: "use second flavor when the first has no preemption candidates; WhenCanPreempt: MayStopSearch",
+			cqs: []api.ClusterQueue{gt.MakeClusterQueue("other-alpha").Preemption(lower, never).
+				Fungibility(api.MayStopSearch, api.MayStopSearch).ResourceGroup(
+				gt.MakeFlavorQuotas("on-demand").Resource(cpu, "50").Obj(),
+				gt.MakeFlavorQuotas("spot").Resource(cpu, "100").Obj()).Obj()},
+			admitted:     []kueueAdmitted{adm("admitted", "other-alpha", 0, od("50"))},
+			pending:      []kueuePending{{gt.MakeWorkload("eng-alpha", "new").Request(cpu, "20"), "other-alpha"}},
+			wantAdmitted: map[string]string{"new": "main:cpu@spot"},
+		},
+		{
+			name: "prefer reclamation over cq priority based preemption",
+			cqs:  otherAlphaBetaPreempting(),
+			admitted: []kueueAdmitted{adm("a1", "other-alpha", 50, use("on-demand", gpuR, "5")),
+				adm("b1", "other-beta", 50, use("spot", gpuR, "5"))},
+			pending:       []kueuePending{{gt.MakeWorkload("eng-alpha", "preemptor").Priority(100).Request(gpuR, "6"), "other-alpha"}},
+			wantPreempted: map[string]VictimReason{"b1": InCohortReclamation},
+			wantLeft:      []string{"preemptor"},
+		},
+		{
+			name: "don't assign flavor if there are no candidates for preemption",
+			cqs: []api.ClusterQueue{
+				gt.MakeClusterQueue("cq1").Cohort("cohort").Preemption(lower, api.PreemptAny).BorrowWithinCohort(lower, nil).
+					Fungibility(api.MayStopSearch, api.MayStopSearch).ResourceGroup(
+					gt.MakeFlavorQuotas("on-demand").Resource(cpu, "0").Borrow("1").Obj(),
+					gt.MakeFlavorQuotas("spot").Resource(cpu, "0").Borrow("1").Obj()).Obj(),
+				gt.MakeClusterQueue("cq2").Cohort("cohort").ResourceGroup(
+					gt.MakeFlavorQuotas("on-demand").Resource(cpu, "1").Obj(),
+					gt.MakeFlavorQuotas("spot").Resource(cpu, "1").Obj()).Obj(),
+			},
+			admitted:     []kueueAdmitted{adm("admitted", "cq2", 0, od("1"))},
+			pending:      []kueuePending{{gt.MakeWorkload("eng-alpha", "new").Priority(100).Request(cpu, "1"), "cq1"}},
+			wantAdmitted: map[string]string{"new": "main:cpu@spot"},
+		},
 	}
 }
 
@@ -315,8 +357,7 @@ func threeR1R2() []api.ClusterQueue {
 
 // otherAlphaBeta are other-alpha (10 gpu in on-demand and in spot, preempting
 // LowerPriority within and in the cohort) and other-beta (0 gpu in each) of cohort
-// "other". Kueue's preference case that gives other-beta preemption too is left out
-// (see docs/admission.md).
+// "other".
 func otherAlphaBeta() []api.ClusterQueue {
 	quotas := func(nominal string) []api.FlavorQuotas {
 		return []api.FlavorQuotas{gt.MakeFlavorQuotas("on-demand").Resource(gpuR, nominal).Obj(),
@@ -327,6 +368,14 @@ func otherAlphaBeta() []api.ClusterQueue {
 			ResourceGroup(quotas("10")...).Obj(),
 		gt.MakeClusterQueue("other-beta").Cohort("other").ResourceGroup(quotas("0")...).Obj(),
 	}
+}
+
+// otherAlphaBetaPreempting is otherAlphaBeta with other-beta preempting LowerPriority
+// within and in the cohort too (Kueue's "prefer reclamation" case).
+func otherAlphaBetaPreempting() []api.ClusterQueue {
+	cqs := otherAlphaBeta()
+	cqs[1].Preemption = cqs[0].Preemption
+	return cqs
 }
 
 // lenderBorrower are the ClusterQueues of Kueue's "hierarchical cohort ... lending limit"

@@ -27,6 +27,10 @@ type candidate struct {
 	w      *AdmittedWorkload
 	reason VictimReason
 	other  bool // in another ClusterQueue of the cohort tree
+	// variant and lca are set by classic preemption (classic.go): how the candidate
+	// may be taken and the cohort below which its quota was found.
+	variant variant
+	lca     nodeID
 }
 
 // FindVictims returns the smallest set of admitted workloads whose preemption lets wl
@@ -59,15 +63,9 @@ func (q *Quota) FindVictims(wl *api.Workload, a Assignment, protected func(api.W
 	for _, fr := range a.NeedsPreemption {
 		pr.need[q.s.frIndex[fr]] = true
 	}
-	cands := pr.candidates(protected)
-	var victims []candidate
-	if q.s.fair.Enabled {
-		victims = pr.fairSharing(cands)
-	} else {
-		victims = pr.classic(cands)
-	}
+	victims, n := pr.search(protected)
 	if len(victims) == 0 {
-		return PreemptionResult{Code: WaitingForQuota, Message: fmt.Sprintf("no set of preemptible workloads (%d candidates) frees enough quota", len(cands))}
+		return PreemptionResult{Code: WaitingForQuota, Message: fmt.Sprintf("no set of preemptible workloads (%d candidates) frees enough quota", n)}
 	}
 	out := PreemptionResult{Code: WaitingForPreemption}
 	for _, v := range victims {
@@ -75,6 +73,17 @@ func (q *Quota) FindVictims(wl *api.Workload, a Assignment, protected func(api.W
 	}
 	out.Message = fmt.Sprintf("preempting %d workload(s) frees enough quota", len(out.Victims))
 	return out
+}
+
+// search runs fair-sharing or classic preemption and returns the victims and how many
+// candidates there were.
+func (pr *preemptor) search(protected func(api.WorkloadID) bool) ([]candidate, int) {
+	if pr.q.s.fair.Enabled {
+		cands := pr.candidates(protected)
+		return pr.fairSharing(cands), len(cands)
+	}
+	same, hier, prio := pr.classicCandidates(protected)
+	return pr.classic(same, hier, prio), len(same) + len(hier) + len(prio)
 }
 
 // preemptor carries one FindVictims call's state.
@@ -94,26 +103,28 @@ func (pr *preemptor) candidates(protected func(api.WorkloadID) bool) []candidate
 	root := s.rootOf[pr.cq]
 	self, pre := pr.wl.ID(), pr.wl.PriorityAge()
 	var out []candidate
-	// Map order does not matter: candidates are sorted below by keys that end in the
+	queues := []nodeID{pr.cq}
+	if s.nodes[pr.cq].parent != noNode {
+		queues = s.treeCQs[root]
+	}
+	// Order does not matter: candidates are sorted below by keys that end in the
 	// unique admission sequence number.
-	pr.q.admitted.each(func(w *AdmittedWorkload) {
-		// Cheap tests first: most admitted workloads are in other cohort trees.
-		if w.cq != pr.cq && (s.nodes[pr.cq].parent == noNode || s.rootOf[w.cq] != root) {
-			return
-		}
-		if w.ID == self || (protected != nil && protected(w.ID)) || !pr.usesNeeded(w) {
-			return
-		}
-		if w.cq == pr.cq {
-			if p.WithinClusterQueue.Allows(pre, w.priorityAge()) {
-				out = append(out, candidate{w: w, reason: InClusterQueue})
+	for _, cq := range queues {
+		for _, w := range pr.q.admittedIn(cq) {
+			if w.ID == self || (protected != nil && protected(w.ID)) || !pr.usesNeeded(w) {
+				continue
 			}
-			return
+			if w.cq == pr.cq {
+				if p.WithinClusterQueue.Allows(pre, w.priorityAge()) {
+					out = append(out, candidate{w: w, reason: InClusterQueue})
+				}
+				continue
+			}
+			if p.ReclaimWithinCohort.Allows(pre, w.priorityAge()) {
+				out = append(out, candidate{w: w, reason: InCohortReclamation, other: true})
+			}
 		}
-		if p.ReclaimWithinCohort.Allows(pre, w.priorityAge()) {
-			out = append(out, candidate{w: w, reason: InCohortReclamation, other: true})
-		}
-	})
+	}
 	if s.fair.Enabled {
 		for i := range out {
 			if out[i].other {
@@ -179,125 +190,6 @@ func (pr *preemptor) borrowing(w *Quota, n nodeID) bool {
 		}
 	}
 	return false
-}
-
-// classic is Kueue's preemption without fair sharing. Reclaiming from other queues is
-// tried first with the preemptor not borrowing afterwards, unless borrowWithinCohort
-// allows it; then the preemptor's own queue alone, borrowing allowed.
-func (pr *preemptor) classic(cands []candidate) []candidate {
-	var same []candidate
-	for _, c := range cands {
-		if !c.other {
-			same = append(same, c)
-		}
-	}
-	if len(same) == len(cands) {
-		return pr.minimal(cands, true)
-	}
-	bwc := pr.q.s.nodes[pr.cq].cq.Preemption.BorrowWithinCohort
-	if bwc.Policy.Enabled() {
-		var allowed []candidate
-		for _, c := range cands {
-			if !c.other || bwc.Allows(pr.wl.PriorityAge(), c.w.priorityAge()) {
-				if c.other {
-					c.reason = InCohortReclaimWhileBorrowing
-				}
-				allowed = append(allowed, c)
-			}
-		}
-		if v := pr.minimal(allowed, true); len(v) > 0 && pr.victimsMustBorrow(v) {
-			return v
-		}
-	}
-	// Reclaiming without borrowing makes sense only while the queue is under its
-	// nominal quota where it is short (as in Kueue).
-	if pr.underNominal() {
-		if v := pr.minimal(cands, false); len(v) > 0 {
-			return v
-		}
-	}
-	return pr.minimal(same, true)
-}
-
-// victimsMustBorrow guards borrowWithinCohort against ping-pong: every victim taken from
-// another queue must be one its queue could only run again by borrowing, even after
-// preempting what it may preempt inside its own queue; so it cannot reclaim its quota
-// straight back from the (borrowing) preemptor, and borrowWithinCohort cannot help it
-// either (it took the victim because the victim's priority is lower).
-func (pr *preemptor) victimsMustBorrow(victims []candidate) bool {
-	w := pr.work()
-	taken := make(map[*AdmittedWorkload]bool, len(victims))
-	for _, v := range victims {
-		w.apply(v.w.cq, v.w.cells, -1)
-		taken[v.w] = true
-	}
-	for _, v := range victims {
-		if !v.other {
-			continue
-		}
-		policy := pr.q.s.nodes[v.w.cq].cq.Preemption.WithinClusterQueue
-		var yield []*AdmittedWorkload // what v could preempt in its own queue
-		pr.q.admitted.each(func(o *AdmittedWorkload) {
-			if o.cq == v.w.cq && !taken[o] && policy.Allows(v.w.priorityAge(), o.priorityAge()) {
-				yield = append(yield, o)
-			}
-		})
-		for _, o := range yield {
-			w.apply(o.cq, o.cells, -1)
-		}
-		mustBorrow := w.wouldBorrow(v.w.cq, v.w.cells)
-		for _, o := range yield {
-			w.apply(o.cq, o.cells, 1)
-		}
-		if !mustBorrow {
-			return false
-		}
-	}
-	return true
-}
-
-// wouldBorrow reports whether adding cells to ClusterQueue n takes it above its quota in
-// some cell.
-func (q *Quota) wouldBorrow(n nodeID, cells []cell) bool {
-	for _, c := range cells {
-		i := q.s.idx(n, c.fr)
-		if q.usage[i]+c.amount > q.s.subtree[i] {
-			return true
-		}
-	}
-	return false
-}
-
-// underNominal reports whether the preemptor's queue uses less than its quota in every
-// cell it is short of.
-func (pr *preemptor) underNominal() bool {
-	s := pr.q.s
-	for f := range pr.need {
-		i := s.idx(pr.cq, f)
-		if pr.q.usage[i] >= s.subtree[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// minimal removes candidates in order until the preemptor fits, then gives back every
-// victim (latest first) that is not needed. Candidates of other queues are skipped once
-// their queue no longer borrows: reclaim takes only what was lent.
-func (pr *preemptor) minimal(cands []candidate, allowBorrow bool) []candidate {
-	w := pr.work()
-	var victims []candidate
-	for _, c := range cands {
-		if c.other && !pr.borrowing(w, c.w.cq) {
-			continue
-		}
-		w.apply(c.w.cq, c.w.cells, -1)
-		victims = append(victims, c)
-		if pr.fits(w, allowBorrow) {
-			return pr.fillBack(w, victims, allowBorrow)
-		}
-	}
-	return nil
 }
 
 // fillBack returns victims, except the last, that can stay while the preemptor still fits.

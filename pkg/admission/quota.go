@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -18,6 +19,9 @@ type Quota struct {
 	usage    []resources.Amount // per node × flavor-resource, see structure.idx
 	admitted admittedSet
 	seq      int64
+	// byCQ indexes the admitted workloads by ClusterQueue node, built on first use by
+	// preemption (admittedIn) and kept up to date by Admit and Release; nil until then.
+	byCQ [][]*AdmittedWorkload
 }
 
 // AdmittedWorkload is what Quota remembers about an admitted workload.
@@ -131,9 +135,26 @@ func (q *Quota) Admit(wl *api.Workload, a Assignment) error {
 		Priority: wl.Priority, Created: wl.Created, Seq: q.seq,
 		Usage: append([]FlavorAmount(nil), a.Usage...), GPUMilli: a.GPUMilli, cq: cq, cells: cells,
 	}
-	q.admitted.add(rec)
-	q.apply(cq, cells, 1)
+	q.record(rec)
 	return nil
+}
+
+// record adds an admitted workload and its usage.
+func (q *Quota) record(rec *AdmittedWorkload) {
+	q.admitted.add(rec)
+	q.apply(rec.cq, rec.cells, 1)
+	if q.byCQ != nil {
+		q.byCQ[rec.cq] = append(q.byCQ[rec.cq], rec)
+	}
+}
+
+// admittedIn returns the workloads admitted in ClusterQueue node cq (not to be changed).
+func (q *Quota) admittedIn(cq nodeID) []*AdmittedWorkload {
+	if q.byCQ == nil {
+		q.byCQ = make([][]*AdmittedWorkload, len(q.s.nodes))
+		q.admitted.each(func(w *AdmittedWorkload) { q.byCQ[w.cq] = append(q.byCQ[w.cq], w) })
+	}
+	return q.byCQ[cq]
 }
 
 // Release removes an admitted workload's usage (finished, evicted or preempted).
@@ -144,6 +165,10 @@ func (q *Quota) Release(id api.WorkloadID) error {
 	}
 	q.admitted.remove(id)
 	q.apply(rec.cq, rec.cells, -1)
+	if q.byCQ != nil {
+		// A new slice: the old one may still be read by a caller of admittedIn.
+		q.byCQ[rec.cq] = slices.DeleteFunc(slices.Clone(q.byCQ[rec.cq]), func(w *AdmittedWorkload) bool { return w == rec })
+	}
 	return nil
 }
 

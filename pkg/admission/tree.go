@@ -49,6 +49,11 @@ type structure struct {
 	lendable  []resources.Amount
 	// rootOf is the top of each node's cohort tree (the node itself without a cohort).
 	rootOf []nodeID
+	// height is each node's distance to its furthest leaf (Kueue's node height; 0 for
+	// a ClusterQueue), the borrowing level of quota found at that node.
+	height []int
+	// treeCQs lists, per root node, the ClusterQueues of its tree.
+	treeCQs map[nodeID][]nodeID
 	// covered[cq] is the set of resources the ClusterQueue's groups cover.
 	covered map[nodeID]map[resources.Name]int // resource -> resource group index
 	acct    GPUAccounting
@@ -124,6 +129,13 @@ func newStructure(objs *api.Objects, acct GPUAccounting) (*structure, error) {
 		}
 		s.rootOf[n] = r
 	}
+	s.computeHeight()
+	s.treeCQs = map[nodeID][]nodeID{}
+	for n := range s.nodes {
+		if s.nodes[n].isCQ {
+			s.treeCQs[s.rootOf[n]] = append(s.treeCQs[s.rootOf[n]], nodeID(n))
+		}
+	}
 	if err := s.buildFRs(cqs, cohorts); err != nil {
 		return nil, err
 	}
@@ -133,6 +145,28 @@ func newStructure(objs *api.Objects, acct GPUAccounting) (*structure, error) {
 	s.computeSubtree()
 	s.computeLendable()
 	return s, nil
+}
+
+// computeHeight fills height: a cohort with children is at least 1, and one more than
+// its highest child cohort.
+func (s *structure) computeHeight() {
+	s.height = make([]int, len(s.nodes))
+	var visit func(n nodeID) int
+	visit = func(n nodeID) int {
+		h := min(len(s.nodes[n].children), 1)
+		for _, c := range s.nodes[n].children {
+			if !s.nodes[c].isCQ {
+				h = max(h, visit(c)+1)
+			}
+		}
+		s.height[n] = h
+		return h
+	}
+	for n := range s.nodes {
+		if s.nodes[n].parent == noNode {
+			visit(nodeID(n))
+		}
+	}
 }
 
 // computeLendable fills resources, resOf and lendable (see structure).

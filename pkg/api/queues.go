@@ -87,10 +87,28 @@ const (
 	TryNextFlavor FungibilityPolicy = "TryNextFlavor"
 )
 
+// FungibilityPreference orders two flavors the search went past (Kueue's
+// flavorFungibility.preference).
+type FungibilityPreference string
+
+const (
+	// BorrowingOverPreemption (Kueue's default, also when empty): a flavor that fits,
+	// even by borrowing, beats one that needs preemption; between equal kinds the one
+	// borrowing from lower in the cohort tree wins.
+	BorrowingOverPreemption FungibilityPreference = "BorrowingOverPreemption"
+	// PreemptionOverBorrowing: the flavor borrowing from lower in the cohort tree wins
+	// (not borrowing at all, after its preemptions, is best); between equal borrowing
+	// the one that fits beats reclaiming, which beats preempting in the queue.
+	PreemptionOverBorrowing FungibilityPreference = "PreemptionOverBorrowing"
+)
+
 // FlavorFungibility is Kueue's flavorFungibility.
 type FlavorFungibility struct {
 	WhenCanBorrow  FungibilityPolicy // default MayStopSearch
 	WhenCanPreempt FungibilityPolicy // default TryNextFlavor
+	// Preference matters only when both policies are TryNextFlavor (Kueue refuses it
+	// otherwise); empty means BorrowingOverPreemption.
+	Preference FungibilityPreference
 }
 
 // FairSharing holds the weight of a ClusterQueue or Cohort, in thousandths (weight 1 = 1000).

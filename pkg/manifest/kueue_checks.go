@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 
@@ -12,35 +13,61 @@ import (
 // Each is checked and either honoured or refused with a message saying so: a setting
 // silently dropped would admit workloads Kueue would hold back or place differently.
 
-// Kueue's spec.flavorFungibility.preference values.
-const (
-	borrowingOverPreemption = "BorrowingOverPreemption"
-	preemptionOverBorrowing = "PreemptionOverBorrowing"
-)
+// AnnotationFlavorPreference is gantry.dev/v1alpha1's spelling of Kueue's
+// spec.flavorFungibility.preference, which Gantry's own CRD has no field for: `gantry
+// convert` writes a Kueue PreemptionOverBorrowing here so the converted queue decides
+// as the original did.
+const AnnotationFlavorPreference = "gantry.dev/flavor-fungibility-preference"
 
-// fungibilityPreference checks flavorFungibility.preference (read beside the wire type).
-// BorrowingOverPreemption, Kueue's default, is the order Gantry's flavor search always
-// uses (a flavor that fits by borrowing beats one that needs preemption), so it is
-// honoured; PreemptionOverBorrowing needs a second order in the engine and is refused.
-func fungibilityPreference(x kueueDoc, f api.FlavorFungibility, c errs) {
-	a, ok := x.aside[fieldPreference]
-	if !ok || a.v.kind == kindNull {
-		return
+// fungibilityPreference reads flavorFungibility.preference (read beside the wire type
+// under Kueue's apiVersions, from AnnotationFlavorPreference under gantry.dev) and checks
+// it as Kueue's API validation does: a known value, and only with whenCanBorrow and
+// whenCanPreempt both TryNextFlavor. A Kueue PreemptionOverBorrowing is copied into the
+// annotation of the decoded object, which is what `gantry convert` writes.
+func fungibilityPreference(in *v1alpha1.ClusterQueue, x kueueDoc, f api.FlavorFungibility, c errs) api.FungibilityPreference {
+	var value, path string
+	line := 0
+	if a, ok := x.aside[fieldPreference]; ok && a.v.kind != kindNull {
+		if !checkStrict(a.v, reflect.TypeFor[string](), a.path, c) {
+			return ""
+		}
+		value, _ = a.v.scalar.(string)
+		path, line = a.path, a.v.line
+	} else if v, ok := in.Annotations[AnnotationFlavorPreference]; ok {
+		value, path = v, "metadata.annotations["+AnnotationFlavorPreference+"]"
+	} else {
+		return ""
 	}
-	if !checkStrict(a.v, reflect.TypeFor[string](), a.path, c) {
-		return
+	add := func(format string, args ...any) {
+		if line > 0 {
+			c.addAt(line, path, format, args...)
+			return
+		}
+		c.add(path, format, args...)
 	}
-	switch p, _ := a.v.scalar.(string); p {
-	case borrowingOverPreemption:
-	case preemptionOverBorrowing:
-		c.addAt(a.v.line, a.path, "%s is not supported yet: Gantry's flavor search always prefers a flavor that fits by borrowing over one that needs preemption (%s)", p, borrowingOverPreemption)
+	p := api.FungibilityPreference(value)
+	switch p {
+	case api.BorrowingOverPreemption, api.PreemptionOverBorrowing:
 	default:
-		c.addAt(a.v.line, a.path, "unknown value %q: want %s or %s", p, borrowingOverPreemption, preemptionOverBorrowing)
+		add("unknown value %q: want %s or %s", value, api.BorrowingOverPreemption, api.PreemptionOverBorrowing)
+		return ""
 	}
-	// Kueue's own validation: the preference only orders flavors the search went past.
 	if f.WhenCanBorrow != api.TryNextFlavor || f.WhenCanPreempt != api.TryNextFlavor {
-		c.addAt(a.v.line, a.path, "may only be set when whenCanBorrow and whenCanPreempt are both TryNextFlavor (now %s and %s)", f.WhenCanBorrow, f.WhenCanPreempt)
+		add("may only be set when whenCanBorrow and whenCanPreempt are both TryNextFlavor (now %s and %s)", f.WhenCanBorrow, f.WhenCanPreempt)
+		return ""
 	}
+	if p == api.BorrowingOverPreemption {
+		return "" // the default order: a queue reads the same with or without it
+	}
+	if line > 0 {
+		ann := maps.Clone(in.Annotations)
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[AnnotationFlavorPreference] = string(p)
+		in.Annotations = ann
+	}
+	return p
 }
 
 // refuseAdmissionChecks: Kueue admits a workload only after every admission check of its

@@ -78,7 +78,7 @@ func (l *loader) addClusterQueueFrom(in *v1alpha1.ClusterQueue, x kueueDoc, c er
 	if q.Cohort == "" {
 		requireCohortForLimits(q.ResourceGroups, x.path(fieldCohort), c)
 	}
-	fungibilityPreference(x, q.FlavorFungibility, c)
+	q.FlavorFungibility.Preference = fungibilityPreference(in, x, q.FlavorFungibility, c)
 	refuseAdmissionChecks(s, x, c)
 	refuseConcurrentAdmission(x, c)
 	q.Placement, q.DisruptionBudget = gantryQueueExtensions(q.Annotations, c)
