@@ -58,6 +58,13 @@ type nodeAgentFlags struct {
 	machineFile     string
 	metricsAddr     string
 	output          *outputFormat
+	// DRA: serve the DRA kubelet plugin (gpu.nvidia.com), beside the device plugin or,
+	// with devicePlugin off, instead of it.
+	dra          bool
+	devicePlugin bool
+	draRegistrar string
+	draPluginDir string
+	cdiDir       string
 }
 
 // newNodeAgentCommand builds `gantry node-agent`: GPU discovery, labels, device plugin,
@@ -100,6 +107,7 @@ func newNodeAgentCommand() *cobra.Command {
 	fl.StringVar(&f.machineFile, "machine-type-file", "/sys/class/dmi/id/product_name", "file naming the machine type, for the nvidia.com/gpu.machine label (GFD's default)")
 	fl.DurationVar(&f.migPoll, "mig-poll", 30*time.Second, "how often to check the node's "+migprotocol.LabelConfig+" label")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":9401", "address serving Prometheus /metrics (\"0\" disables)")
+	addDRAFlags(cmd, &f)
 	return cmd
 }
 
@@ -188,6 +196,9 @@ func runNodeAgent(cmd *cobra.Command, f nodeAgentFlags) error {
 	if err != nil {
 		return err
 	}
+	if !f.dra && !f.devicePlugin {
+		return fmt.Errorf("--device-plugin=false needs --dra: the agent would hand the GPUs to no pod")
+	}
 	if !f.dryRun && (f.mock != "" || f.migConfig != "") {
 		return fmt.Errorf("--mock and --mig-config need --dry-run: a simulated node cannot serve a real kubelet, and a real node's MIG config comes from its %s label", migprotocol.LabelConfig)
 	}
@@ -207,16 +218,51 @@ func runNodeAgent(cmd *cobra.Command, f nodeAgentFlags) error {
 	defer lib.Shutdown()
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	p := agentParts{lib: lib, sharing: s, checks: checks, spec: spec}
+	if f.dryRun {
+		return dryRunNodeAgent(cmd, f, p)
+	}
+	env, closeEnv, err := connect(cmd.ErrOrStderr(), f)
+	if err != nil {
+		return err
+	}
+	defer closeEnv()
+	meta, err := env.node.ReadNode(ctx)
+	if err != nil {
+		return fmt.Errorf("reading node %s: %w", f.nodeName, err)
+	}
+	if err := p.discover(env.w, f, startSharing(env.w, s, meta.Labels, f.dra)); err != nil {
+		return err
+	}
+	return serveNodeAgent(ctx, env, f, p)
+}
+
+// dryRunNodeAgent applies --mig-config to the mock (its sharing following the config:
+// all-dynamic needs --dra) and prints what the agent would advertise.
+func dryRunNodeAgent(cmd *cobra.Command, f nodeAgentFlags, p agentParts) error {
+	s, err := configuredSharing(p.sharing, f.migConfig, f.dra)
+	if err != nil {
+		return fmt.Errorf("--mig-config: %w", err)
+	}
 	if f.migConfig != "" {
 		if f.mock == "" {
 			return fmt.Errorf("--mig-config applies only to a --mock machine")
 		}
-		if err := nodeagent.ApplyMIGConfig(lib, spec, f.migConfig); err != nil {
+		if err := nodeagent.ApplyMIGConfig(p.lib, p.spec, f.migConfig); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "MIG config %s applied\n", f.migConfig)
 	}
-	d, err := nodeagent.Discover(lib, s)
+	if err := p.discover(cmd.ErrOrStderr(), f, s); err != nil {
+		return err
+	}
+	return printDryRun(cmd.OutOrStdout(), f, p.d, p.inv, nodeagent.Labels(p.d, p.sharing))
+}
+
+// discover reads the GPUs under sharing s (the flags' p.sharing where the node has no
+// MIG GPU to carve) and builds the inventory, setting p's d, inv and sharing.
+func (p *agentParts) discover(w io.Writer, f nodeAgentFlags, s devices.Sharing) error {
+	d, s, err := discoverNode(w, p.lib, s, p.sharing)
 	if err != nil {
 		return err
 	}
@@ -225,13 +271,8 @@ func runNodeAgent(cmd *cobra.Command, f nodeAgentFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.dryRun {
-		if f.output.machine() {
-			return writeOutput(cmd.OutOrStdout(), *f.output, dryRunReport(d, inv, nodeagent.Labels(d, s)))
-		}
-		return printDiscovery(cmd.OutOrStdout(), d, inv, nodeagent.Labels(d, s))
-	}
-	return serveNodeAgent(ctx, cmd.ErrOrStderr(), f, agentParts{lib: lib, d: d, inv: inv, sharing: s, checks: checks, spec: spec})
+	p.d, p.inv, p.sharing = d, inv, s
+	return nil
 }
 
 // agentParts are what the serving agent runs on.
@@ -277,12 +318,8 @@ func connect(w io.Writer, f nodeAgentFlags) (agentEnv, func(), error) {
 // kubelet restarts), the health loop and the MIG manager until ctx ends. After a MIG
 // change it returns an error, so the DaemonSet restarts the agent and it advertises the
 // new devices.
-func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentParts) error {
-	env, closeEnv, err := connect(w, f)
-	if err != nil {
-		return err
-	}
-	defer closeEnv()
+func serveNodeAgent(ctx context.Context, env agentEnv, f nodeAgentFlags, p agentParts) error {
+	w := env.w
 	metrics, err := startAgentMetrics(ctx, w, f, p)
 	if err != nil {
 		return err
@@ -293,21 +330,35 @@ func serveNodeAgent(ctx context.Context, w io.Writer, f nodeAgentFlags, p agentP
 	if err := env.node.SetReplicatedDevices(ctx, p.inv.ReplicatedDevices()); err != nil {
 		return err
 	}
-	hw, err := nodeagent.NewHealthWatcher(p.lib, p.d, p.inv, p.checks, metrics.HealthSink(func(ev nodeagent.HealthEvent) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sink := metrics.HealthSink(func(ev nodeagent.HealthEvent) {
 		fmt.Fprintf(w, "unhealthy: %s (%s)\n", strings.Join(ev.IDs, ","), ev.Reason)
 		if err := env.node.SetUnhealthyDevices(ctx, p.inv.Unhealthy()); err != nil {
 			fmt.Fprintln(w, "error:", err)
 		}
-	}))
+	})
+	if f.dra {
+		stopDRA, draSink, err := startDRAPlugin(ctx, cancel, env, f, p, sink)
+		if err != nil {
+			return err
+		}
+		defer stopDRA()
+		sink = draSink
+	}
+	hw, err := nodeagent.NewHealthWatcher(p.lib, p.d, p.inv, p.checks, sink)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go runPlugins(ctx, env, p.inv, f.kubeletDir, metrics)
+	if f.devicePlugin {
+		go runPlugins(ctx, env, p.inv, f.kubeletDir, metrics)
+	}
 	mgr := nodeagent.NewMIGManager(p.lib, env.node, env.node, nodeagent.MIGOptions{
-		Load: func() (*migparted.Spec, error) { return migparted.LoadOrDefault(f.migConfigFile) }, Passive: f.migPassive, Reboot: rebooter(f.rebootCommand)})
-	go watchMIGConfig(ctx, cancel, env.w, mgr, f.migPoll, metrics, func() bool { return layoutChanged(p.lib, p.d) })
+		Load: func() (*migparted.Spec, error) { return migparted.LoadOrDefault(f.migConfigFile) }, Passive: f.migPassive, Reboot: rebooter(f.rebootCommand),
+		DRA: f.dra, Carving: p.sharing.DynamicMIG()})
+	go watchMIGConfig(ctx, cancel, env.w, mgr, f.migPoll, metrics, func(config string) bool {
+		return restartNeeded(p.lib, p.d, p.sharing, config, f.dra)
+	})
 	if err := hw.Run(ctx, 5000); err != nil {
 		return err
 	}
@@ -343,21 +394,6 @@ func startAgentMetrics(ctx context.Context, w io.Writer, f nodeAgentFlags, p age
 	return m, nil
 }
 
-// layoutChanged reports whether the GPUs' MIG modes or instances differ from d (what the
-// agent discovered at start and advertises); a failed read counts as a change.
-func layoutChanged(lib nvml.Interface, d *nodeagent.Discovery) bool {
-	now, err := nodeagent.Discover(lib, devices.Sharing{})
-	if err != nil || len(now.GPUs) != len(d.GPUs) {
-		return true
-	}
-	for i, g := range now.GPUs {
-		if g.MIGEnabled != d.GPUs[i].MIGEnabled || fmt.Sprint(g.Instances) != fmt.Sprint(d.GPUs[i].Instances) {
-			return true
-		}
-	}
-	return false
-}
-
 // runPlugins serves one device plugin per advertised resource and keeps them registered
 // with the kubelet (again after each kubelet restart) until ctx ends.
 func runPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir string, metrics *nodeagent.AgentMetrics) {
@@ -380,9 +416,9 @@ func runPlugins(ctx context.Context, env agentEnv, inv *nodeagent.Inventory, dir
 }
 
 // watchMIGConfig reconciles the node's MIG config every poll; once a config is in place
-// and the GPUs no longer hold what the agent advertises (changed), it ends the agent
-// (cancel with a cause) so it restarts with the new devices.
-func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Writer, mgr *nodeagent.MIGManager, every time.Duration, metrics *nodeagent.AgentMetrics, changed func() bool) {
+// and the agent no longer advertises what it should under it (changed), it ends the
+// agent (cancel with a cause) so it restarts with the new devices.
+func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Writer, mgr *nodeagent.MIGManager, every time.Duration, metrics *nodeagent.AgentMetrics, changed func(config string) bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	last := ""
@@ -402,7 +438,7 @@ func watchMIGConfig(ctx context.Context, cancel context.CancelCauseFunc, w io.Wr
 			fmt.Fprintf(w, "MIG config: %s\n", a)
 			last = a
 		}
-		if st.State == migprotocol.Success && changed() {
+		if st.State == migprotocol.Success && changed(st.Config) {
 			cancel(fmt.Errorf("MIG config %s applied: restarting to advertise the new devices", st.Config))
 			return
 		}
@@ -420,6 +456,8 @@ type dryRun struct {
 	Resources   map[string][]string `json:"resources"`
 	Labels      map[string]string   `json:"labels"`
 	Annotations map[string]string   `json:"annotations,omitempty"`
+	// DRADevices are the devices the DRA plugin publishes (with --dra).
+	DRADevices []dryRunDRADevice `json:"draDevices,omitempty"`
 }
 
 type dryRunGPU struct {

@@ -151,6 +151,9 @@ func summarizePools(o *api.Objects) ([]poolSummary, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := cluster.WithSliceDevices(&n, o.SlicesOfNode(n.Name)); err != nil {
+			return nil, nil, err
+		}
 		for _, w := range n.Warnings {
 			warns = append(warns, w.String())
 		}
@@ -219,6 +222,7 @@ func poolOf(name string, nodes []cluster.Node, sharing string) poolSummary {
 	p := poolSummary{Name: name, Nodes: len(nodes), Sharing: sharing}
 	gpuRes := resources.Vector{}
 	models := map[string]bool{}
+	dynamic := 0
 	for _, n := range nodes {
 		p.CapacityType = n.CapacityType
 		if n.Devices == nil {
@@ -234,15 +238,55 @@ func poolOf(name string, nodes []cluster.Node, sharing string) poolSummary {
 		}
 		capy := n.Devices.Capacity()
 		p.MilliGPU += resources.MilliGPU(capy[resources.GPUMilli])
-		for k, a := range capy {
+		plugin, d := pluginCapacity(gpus, capy)
+		dynamic += d
+		for k, a := range plugin {
 			if k != resources.GPUMilli && k != resources.GPUMemory {
 				gpuRes[k] = resources.SatAdd(gpuRes[k], a)
 			}
 		}
 	}
 	p.Model = strings.Join(sortedSet(models), ",")
-	p.GPUResources = gpuRes.String()
+	p.GPUResources = pluginText(gpuRes, dynamic)
 	return p
+}
+
+// pluginCapacity is what a device plugin advertises of a node's GPUs (capy, their
+// capacity), and how many of them have their MIG layout chosen at allocation time.
+// Those are left out: their nvidia.com/mig-<profile> capacity counts the instances each
+// profile alone could be carved into, alternatives no device plugin advertises, and
+// only DRA claims get them.
+func pluginCapacity(gpus []devices.GPU, capy resources.Vector) (resources.Vector, int) {
+	var fixed []devices.GPU
+	for _, g := range gpus {
+		if !g.Sharing.DynamicMIG() {
+			fixed = append(fixed, g)
+		}
+	}
+	switch dynamic := len(gpus) - len(fixed); {
+	case dynamic == 0:
+		return capy, 0
+	case len(fixed) == 0:
+		return nil, dynamic
+	default:
+		nd, err := devices.NewNodeDevices(fixed)
+		if err != nil { // cannot happen: the GPUs made a node already
+			return capy, dynamic
+		}
+		return nd.Capacity(), dynamic
+	}
+}
+
+// pluginText is the DEVICE-PLUGIN RESOURCES column: the advertised resources, and what
+// serves the pool's dynamic GPUs instead.
+func pluginText(adv resources.Vector, dynamic int) string {
+	switch {
+	case dynamic == 0:
+		return adv.String()
+	case adv.IsZero():
+		return "none (all-dynamic: DRA claims only)"
+	}
+	return fmt.Sprintf("%s (and %d all-dynamic GPUs: DRA claims only)", adv, dynamic)
 }
 
 func sharingText(s devices.Sharing) string {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -58,5 +60,63 @@ func TestSummaryGroupsNodesByPoolModelAndSharing(t *testing.T) {
 	}
 	if len(sharing) != 3 {
 		t.Errorf("unlabelled rows have sharing modes %v, want three different ones (mig, exclusive, time-slicing)", sharing)
+	}
+}
+
+// A pool whose GPUs take their MIG layout at allocation time advertises nothing to the
+// device plugin: the DEVICE-PLUGIN RESOURCES column says so instead of listing the
+// instances each profile alone could be carved into. A fixed pool still lists its own.
+func TestSummaryDynamicPoolAdvertisesNothing(t *testing.T) {
+	pool := func(name, layout string) api.NodePool {
+		return api.NodePool{Meta: api.Meta{Name: name}, Count: 2, GPUModel: "A100-SXM4-40GB", GPUsPerNode: 1,
+			Sharing: devices.Sharing{Mode: devices.MIG, MIGStrategy: devices.MIGMixed, Layout: layout}}
+	}
+	objs := &api.Objects{NodePools: []api.NodePool{pool("dynamic", devices.LayoutDynamic), pool("balanced", devices.LayoutBalanced)}}
+	pools, _, err := summarizePools(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"dynamic":  "none (all-dynamic: DRA claims only)",
+		"balanced": "nvidia.com/mig-1g.5gb=4,nvidia.com/mig-2g.10gb=2,nvidia.com/mig-3g.20gb=2",
+	}
+	for _, p := range pools {
+		if p.GPUResources != want[p.Name] {
+			t.Errorf("pool %s: device-plugin resources %q, want %q", p.Name, p.GPUResources, want[p.Name])
+		}
+		if p.GPUs != 2 || (p.Name == "dynamic" && p.MilliGPU != 2000) {
+			t.Errorf("pool %s: %d GPUs, %d milli-GPU, want 2 GPUs (and 2000 for the dynamic one)", p.Name, p.GPUs, p.MilliGPU)
+		}
+	}
+}
+
+// A node mixing fixed and dynamic GPUs lists what its fixed GPUs advertise and how many
+// GPUs only DRA claims get.
+func TestPluginTextMixedNode(t *testing.T) {
+	m, err := devices.LookupModel("A100-SXM4-40GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := devices.NewGPUs(m, 1, devices.Sharing{Mode: devices.Exclusive}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dynamic, err := devices.NewGPUs(m, 2, devices.Sharing{Mode: devices.MIG, MIGStrategy: devices.MIGMixed, Layout: devices.LayoutDynamic}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range dynamic {
+		dynamic[i].Index = i + 1
+	}
+	gpus := append(fixed, dynamic...)
+	nd, err := devices.NewNodeDevices(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv, n := pluginCapacity(gpus, nd.Capacity())
+	delete(adv, resources.GPUMilli)
+	delete(adv, resources.GPUMemory)
+	if got, want := pluginText(adv, n), "nvidia.com/gpu=1 (and 2 all-dynamic GPUs: DRA claims only)"; got != want {
+		t.Errorf("column %q, want %q", got, want)
 	}
 }

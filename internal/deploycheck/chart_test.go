@@ -1,6 +1,7 @@
 package deploycheck
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -102,6 +103,42 @@ func TestNodeAgentPassiveMIGIsUnprivileged(t *testing.T) {
 	}
 	if rc := ds.Spec.Template.Spec.RuntimeClassName; rc == nil || *rc != "nvidia" {
 		t.Errorf("runtimeClassName %v, want nvidia", rc)
+	}
+}
+
+// TestNodeAgentDRA: nodeAgent.dra runs the DRA kubelet plugin beside the device plugin,
+// with the kubelet's plugin directories and the CDI directory mounted; draOnly also
+// turns the device plugin off. Off by default.
+func TestNodeAgentDRA(t *testing.T) {
+	draMounts := map[string]bool{"/var/lib/kubelet/plugins_registry": false,
+		"/var/lib/kubelet/plugins/gpu.nvidia.com": false, "/var/run/cdi": false}
+	base := map[string]bool{"/var/lib/kubelet/device-plugins": false, "/var/lib/kubelet/pod-resources": true, "/run/nvidia/mps": false}
+	for _, tc := range []struct {
+		name         string
+		values       map[string]any
+		dra, noDevPl bool
+	}{
+		{name: "default", values: map[string]any{}},
+		{name: "dra", values: map[string]any{"dra": true}, dra: true},
+		{name: "draOnly", values: map[string]any{"draOnly": true}, dra: true, noDevPl: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := renderObjects(t, map[string]any{"nodeAgent": tc.values})
+			ds := mustGet[*appsv1.DaemonSet](t, set, "DaemonSet", "g-node-agent")
+			pod := ds.Spec.Template.Spec
+			c := pod.Containers[0]
+			want := maps.Clone(base)
+			if tc.dra {
+				maps.Copy(want, draMounts)
+			}
+			checkHostMounts(t, pod, c, want)
+			if got := slices.Contains(c.Args, "--dra"); got != tc.dra {
+				t.Errorf("args %v: --dra present %v, want %v", c.Args, got, tc.dra)
+			}
+			if got := slices.Contains(c.Args, "--device-plugin=false"); got != tc.noDevPl {
+				t.Errorf("args %v: --device-plugin=false present %v, want %v", c.Args, got, tc.noDevPl)
+			}
+		})
 	}
 }
 

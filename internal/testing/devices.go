@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/dra"
 	"github.com/gantry-sched/gantry/pkg/resources"
+	resourcev1 "k8s.io/api/resource/v1"
 )
 
 // DevicesWrapper builds a node's GPUs (*devices.NodeDevices), whole GPUs unless told
@@ -67,6 +69,25 @@ func (b *DevicesWrapper) Unhealthy(idx ...int) *DevicesWrapper { b.unhealthy = i
 
 // Obj builds the devices; it panics if the model, layout or sharing is not valid.
 func (b *DevicesWrapper) Obj() *devices.NodeDevices {
+	n, err := devices.NewNodeDevices(b.gpus())
+	if err != nil {
+		panic(fmt.Sprintf("%d %s GPUs: %v", b.count, b.model, err))
+	}
+	return n
+}
+
+// Slices are the ResourceSlices NVIDIA's DRA driver publishes for these GPUs on node
+// (what Gantry's node agent publishes); it panics where Obj does.
+func (b *DevicesWrapper) Slices(node string) []resourcev1.ResourceSlice {
+	inv, err := dra.NewNodeInventory(node, b.gpus())
+	if err != nil {
+		panic(fmt.Sprintf("node %s: %d %s GPUs: %v", node, b.count, b.model, err))
+	}
+	return inv.Slices()
+}
+
+// gpus builds the GPUs; it panics if the model, layout or sharing is not valid.
+func (b *DevicesWrapper) gpus() []devices.GPU {
 	m, err := devices.LookupModel(b.model)
 	if err != nil {
 		panic(err)
@@ -78,9 +99,5 @@ func (b *DevicesWrapper) Obj() *devices.NodeDevices {
 	for _, i := range b.unhealthy {
 		gpus[i].Healthy = false
 	}
-	n, err := devices.NewNodeDevices(gpus)
-	if err != nil {
-		panic(fmt.Sprintf("%d %s GPUs: %v", b.count, b.model, err))
-	}
-	return n
+	return gpus
 }

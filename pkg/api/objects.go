@@ -19,6 +19,14 @@ type Objects struct {
 	Skipped []Skipped
 	// Live are the pods of a cluster dump that run already (pkg/api live.go).
 	Live LiveState
+	// Dynamic Resource Allocation (pkg/api dra.go): DeviceClasses, the claims and
+	// claim templates pods name (already resolved into their pod sets' Claims), the
+	// ResourceSlices of a node dump, and which quota resource each class counts as.
+	DeviceClasses          []DeviceClass
+	ResourceClaimTemplates []ResourceClaimTemplate
+	ResourceClaims         []ResourceClaim
+	ResourceSlices         []ResourceSlice
+	QuotaMappings          []DeviceClassMapping
 }
 
 // Skipped is one object the loader left out, and why.

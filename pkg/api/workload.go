@@ -76,6 +76,9 @@ type PodSet struct {
 	PriorityClassName string
 	SchedulerName     string
 	Topology          *TopologyRequest
+	// Claims are the pods' DRA resource claims (spec.resourceClaims), resolved. The
+	// quota amounts their devices count as are already in Requests.
+	Claims []PodClaim
 }
 
 // GangCount is the number of pods of this set that must start together.

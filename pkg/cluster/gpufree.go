@@ -39,9 +39,16 @@ func (o *Overlay) GPUPosition(i, gpu int) (int, bool) {
 }
 
 // GPUMode is node i's GPU sharing mode (of its first GPU; "" without GPUs). A MIG-mode
-// GPU without instances is offered whole and reads as Exclusive.
+// GPU without instances is offered whole and reads as Exclusive (so does one whose MIG
+// layout is chosen at allocation time: see gpuMode).
 func (o *Overlay) GPUMode(i int) devices.SharingMode { return o.state(i).mode }
 
+// gpuMode is the mode GPUMode reports. A GPU whose MIG layout is chosen at allocation
+// time (devices.LayoutDynamic) has no fixed instance either, and reads as Exclusive on
+// purpose: such a GPU can be given whole while nothing is carved on it, so the free
+// index files the node under nvidia.com/gpu by the GPUs whose free share is whole, and
+// a whole-GPU DRA claim (counted as nvidia.com/gpu) finds it there. Extended-resource
+// requests still get none of its GPUs: the device model refuses them.
 func gpuMode(gpus []devices.GPU) devices.SharingMode {
 	if len(gpus) == 0 {
 		return ""

@@ -15,11 +15,17 @@ import (
 // resource in Free's terms, so the counts move by one per device. A share of a
 // fractional GPU can turn the GPU's nvidia.com/gpu unit on or off, which the assignment
 // alone does not tell: such assignments, devices on unhealthy GPUs (Free does not count
-// them) and anything unexpected fall back to the recount.
+// them) and anything unexpected fall back to the recount. So do devices on a GPU whose
+// MIG layout is chosen at allocation time: carving one instance there, or taking the
+// GPU whole, changes how many instances of every profile could still be carved (its
+// nvidia.com/mig-<profile> counts are alternatives, not units).
 
 // gpuUnit is what one GPU of a node hands out, as Free counts it.
 type gpuUnit struct {
 	healthy bool
+	// dynamic: the GPU's MIG layout is chosen at allocation time, so what a device on it
+	// changes is recounted.
+	dynamic bool
 	// name is what a MIG instance or replica on the GPU is advertised as; "" on a MIG
 	// mixed-strategy GPU, where it is the instance's profile (nvidia.com/mig-<profile>).
 	name resources.Name
@@ -32,7 +38,7 @@ type gpuUnit struct {
 func appendUnits(out []gpuUnit, gpus []devices.GPU) []gpuUnit {
 	whole := 0
 	for _, g := range gpus {
-		u := gpuUnit{healthy: g.Healthy, name: resources.NvidiaGPU}
+		u := gpuUnit{healthy: g.Healthy, dynamic: g.Sharing.DynamicMIG(), name: resources.NvidiaGPU}
 		switch s := g.Sharing; s.EffectiveMode() {
 		case devices.MIG:
 			if len(g.Instances) > 0 && s.EffectiveMIGStrategy() != devices.MIGSingle {
@@ -53,7 +59,8 @@ func appendUnits(out []gpuUnit, gpus []devices.GPU) []gpuUnit {
 }
 
 // shift moves counts (the node's counts before) by what a changes, taken (took) or
-// given back; false when a needs the recount. Whole-GPU counts are left as they are:
+// given back; false when a needs the recount (a device on an unhealthy or dynamic GPU,
+// anything unexpected). Whole-GPU counts are left as they are:
 // they are read from the free shares anyway.
 func (g *nodeGroups) shift(st *nodeState, a devices.Assignment, took bool, counts []int32) bool {
 	step := int32(1)
@@ -62,7 +69,7 @@ func (g *nodeGroups) shift(st *nodeState, a devices.Assignment, took bool, count
 	}
 	for _, d := range a.Devices {
 		pos, ok := st.gpuPos[d.GPU]
-		if !ok || pos >= len(g.units) || !g.units[pos].healthy {
+		if !ok || pos >= len(g.units) || !g.units[pos].healthy || g.units[pos].dynamic {
 			return false
 		}
 		name := resources.NvidiaGPU

@@ -9,7 +9,9 @@ import (
 )
 
 // devicesFromKube builds the node's GPUs from its GFD labels and reconciles them with the
-// device-plugin resources the node advertises (adv). Capacity wins on disagreement. A
+// device-plugin resources the node advertises (adv). Capacity wins on disagreement,
+// except on a node whose MIG config is all-dynamic (dynamicDevices), whose GPUs no
+// device plugin advertises. A
 // GPU model the labels do not name, or that the catalog does not know, is taken from the
 // cloud's labels or built as a generic GPU (gpuModel), with a warning.
 // replicated is the node agent's devices.AnnotationReplicatedDevices ("" when absent).
@@ -33,6 +35,9 @@ func devicesFromKube(n *Node, adv resources.Vector, field, replicated string) (*
 	sharing, err := n.sharingFromLabels()
 	if err != nil {
 		return nil, nil, err
+	}
+	if sharing.DynamicMIG() {
+		return n.dynamicDevices(model, sharing, labelCount, assumed, pluginTotal, field)
 	}
 	if adv[resources.NvidiaGPUShared] > 0 {
 		sharing.RenameByDefault = true

@@ -28,6 +28,9 @@ func slotName(p v1alpha1.PodPlacement) string { return p.PodSet + "-" + strconv.
 type binding struct {
 	pod  *corev1.Pod
 	slot v1alpha1.PodPlacement
+	// claims are the pod's DRA claims to allocate and reserve before its Binding
+	// (planClaims, dra_bind.go).
+	claims []claimWrite
 }
 
 // MatchGang pairs a workload's live pods with its planned slots. Pods already carrying
@@ -140,9 +143,13 @@ const assumedBindTTL = time.Minute
 // its bindings): a later pass never pairs a pod bound a moment ago with another slot.
 type bindPipeline struct {
 	c       client.Client
+	direct  client.Reader // reads a ResourceClaim again after a write conflict
 	metrics *Metrics
 	log     logr.Logger
 	failed  func() // a bind failed: ask for a pass to retry it
+	// refused, when set, writes on the Workload (a copy taken when its binds started)
+	// that a claim of its gang was refused (errClaimTaken).
+	refused func(ctx context.Context, wl *v1alpha1.Workload, err error)
 	window  chan struct{}
 	wg      sync.WaitGroup
 
@@ -175,8 +182,12 @@ func (bp *bindPipeline) bind(ctx context.Context, wl *v1alpha1.Workload, bs []bi
 	bp.busy[key] = done
 	bp.mu.Unlock()
 	targets := make([]*corev1.Binding, len(bs)) // built now: wl belongs to the pass
+	var withClaims *v1alpha1.Workload
 	for i, b := range bs {
 		targets[i] = bindingFor(wl, b)
+		if len(b.claims) > 0 && withClaims == nil {
+			withClaims = wl.DeepCopy()
+		}
 	}
 	bp.wg.Add(1)
 	go func() {
@@ -190,6 +201,9 @@ func (bp *bindPipeline) bind(ctx context.Context, wl *v1alpha1.Workload, bs []bi
 			if ctx.Err() == nil {
 				bp.log.Error(err, "bind gang", "workload", key)
 			}
+			if withClaims != nil && bp.refused != nil && errors.Is(err, errClaimTaken) {
+				bp.refused(ctx, withClaims, err)
+			}
 			bp.failed()
 		}
 	}()
@@ -199,9 +213,26 @@ func (bp *bindPipeline) bind(ctx context.Context, wl *v1alpha1.Workload, bs []bi
 // bindGang binds the gang's pods concurrently within the window and assumes those
 // bound; it returns the failures joined.
 func (bp *bindPipeline) bindGang(ctx context.Context, bs []binding, targets []*corev1.Binding, now time.Time) error {
-	errs := make([]error, len(bs))
+	if err := bp.reserveClaims(ctx, bs); err != nil {
+		return err // no pod is bound before all the gang's claims are written
+	}
+	return bp.inWindow(ctx, len(bs), func(i int) error {
+		err := bindPod(ctx, bp.c, bs[i].pod, targets[i])
+		if err == nil {
+			bp.metrics.bindings.Inc()
+			bp.assume(bs[i], now)
+		}
+		return err
+	})
+}
+
+// inWindow runs do(0..n-1) in parallel inside the pipeline's window of writes in flight
+// (a slot is waited for before each starts) and joins their errors; a cancelled ctx
+// ends the wait for a slot with its error.
+func (bp *bindPipeline) inWindow(ctx context.Context, n int, do func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i := range bs {
+	for i := range n {
 		select {
 		case bp.window <- struct{}{}:
 		case <-ctx.Done():
@@ -211,10 +242,7 @@ func (bp *bindPipeline) bindGang(ctx context.Context, bs []binding, targets []*c
 		wg.Add(1)
 		go func() {
 			defer func() { <-bp.window; wg.Done() }()
-			if errs[i] = bindPod(ctx, bp.c, bs[i].pod, targets[i]); errs[i] == nil {
-				bp.metrics.bindings.Inc()
-				bp.assume(bs[i], now)
-			}
+			errs[i] = do(i)
 		}()
 	}
 	wg.Wait()

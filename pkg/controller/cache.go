@@ -27,6 +27,7 @@ type stateCache struct {
 	nodeGen   uint64    // counts nodeView builds: a new one means some node changed
 	workloads workloadStore
 	pods      podStore
+	dra       draStore
 	now       func() time.Time // ages assumed Workloads
 }
 
@@ -43,6 +44,9 @@ func (c *stateCache) apply(obj any) bool {
 	}
 	if n, ok := o.(*corev1.Node); ok {
 		c.putNode(n)
+		return true
+	}
+	if u := c.updateDRA(o, false); u.ok {
 		return true
 	}
 	c.mu.Lock()
@@ -69,6 +73,9 @@ func (c *stateCache) remove(obj any) bool {
 	}
 	o, ok := obj.(client.Object)
 	if !ok {
+		return true
+	}
+	if u := c.updateDRA(o, true); u.ok {
 		return true
 	}
 	key := objKey(o)
@@ -101,7 +108,10 @@ func (c *stateCache) putNode(n *corev1.Node) {
 	if ok && n.ResourceVersion != "" && old.rv == n.ResourceVersion {
 		return
 	}
-	e := convertNode(n)
+	c.mu.Lock()
+	slices := c.dra.nodeSlices(n.Name)
+	c.mu.Unlock()
+	e := convertNode(n, slices)
 	c.mu.Lock()
 	c.nodes.put(n.Name, e)
 	c.nodeView = nil
@@ -155,7 +165,10 @@ func (c *stateCache) snapshot() *world {
 	}
 	nv := c.nodeView
 	c.workloads.expire(c.now())
-	return &world{
+	c.dra.observeNodes(nv.nodes, c.nodeGen) // allocationMode All is charged by the nodes' GPUs
+	dv := c.dra.current()
+	objs = c.dra.withClasses(objs, dv)
+	return &world{dra: dv,
 		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy, nodeGen: c.nodeGen,
 		knownNodes: nv.known, notReady: nv.notReady,
 		workloads:   c.workloads.copies(),

@@ -6,12 +6,14 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 )
 
 // nodeEntry is one Node as converted on its last add or update.
 type nodeEntry struct {
 	rv   string // resourceVersion converted (a resync redelivers the same)
 	name string
+	obj  *corev1.Node // as last delivered, converted again when its ResourceSlices change
 	// notReadySince is when the node's Ready condition last left True (zero: ready).
 	notReadySince time.Time
 	node          cluster.Node // valid when ok
@@ -20,11 +22,16 @@ type nodeEntry struct {
 	warnings      []string
 }
 
-// convertNode builds the engine's model of n, with the unhealthy GPUs marked. It runs
-// once per Node event, outside the cache lock.
-func convertNode(n *corev1.Node) nodeEntry {
-	e := nodeEntry{rv: n.ResourceVersion, name: n.Name, notReadySince: notReadySince(n)}
+// convertNode builds the engine's model of n, with the unhealthy GPUs marked; a node
+// that advertises no GPUs through the device plugin gets those its DRA driver's
+// ResourceSlices publish. It runs once per Node event (and per change of its slices),
+// outside the cache lock.
+func convertNode(n *corev1.Node, slices []resourcev1.ResourceSlice) nodeEntry {
+	e := nodeEntry{rv: n.ResourceVersion, name: n.Name, obj: n, notReadySince: notReadySince(n)}
 	node, err := cluster.NodeFromKube(api.Node{Object: *n, Source: api.Source{File: "node " + n.Name}})
+	if err == nil {
+		err = cluster.WithSliceDevices(&node, slices) // as the simulator reads a node dump
+	}
 	if err != nil {
 		e.warnings = append(e.warnings, err.Error())
 		return e

@@ -75,6 +75,9 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 	if len(out.PodSets) == 0 {
 		return nil, fmt.Errorf("workload %s/%s: spec.podSets: empty", wl.Namespace, wl.Name)
 	}
+	if err := podClaimsOf(wl, out); err != nil { // dra_workload.go
+		return nil, err
+	}
 	minMember, err := gangSize(wl)
 	if err != nil {
 		return nil, err

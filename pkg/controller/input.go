@@ -73,7 +73,9 @@ func buildState(w *world, convert modelOf) (*cycleState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
+	claims := readClaims(w, cs) // dra_state.go
 	var changes []cluster.Change
+	var pending []allocating
 	for i := range w.workloads {
 		obj := &w.workloads[i]
 		t := &tracked{obj: obj, cq: cqOf[obj.Namespace+"/"+obj.Spec.QueueName]}
@@ -82,27 +84,37 @@ func buildState(w *world, convert modelOf) (*cycleState, error) {
 			continue
 		}
 		t.model, t.err = convert(obj, w.priorities[obj.Spec.PriorityClassName])
+		if t.err == nil {
+			t.model, t.err = resolveWorkloadClaims(w, t.model) // dra_workload.go
+		}
 		if t.err != nil {
 			cs.byID[api.WorkloadID(wlKey(obj))] = t
 			continue
 		}
 		cs.byID[t.model.ID()] = t
 		if t.admitted() {
-			changes = append(changes, cs.addAdmitted(w, t, quota)...)
+			plain, alloc := cs.addAdmitted(w, t, quota, claims.held)
+			changes, pending = append(changes, plain...), append(pending, alloc...)
 		}
 	}
-	changes = append(changes, foreignPods(w, cs)...)
-	if cs.cluster, err = applyEach(snap, changes, &cs.warnings); err != nil {
-		return nil, err
-	}
-	cs.quota = quota
+	// Pods and claims with devices of their own go first; then the pods that allocate
+	// shared claims (their holders need the claims held already, dra_state.go); the
+	// foreign pods, whose devices are picked from what is free, last.
+	ov := snap.Overlay()
+	assumeEach(ov, changes, &cs.warnings)
+	assumeEach(ov, claims.changes, &cs.warnings)
+	assumeAllocating(ov, w, pending, &cs.warnings)
+	assumePicking(ov, foreignPods(w, cs), &cs.warnings)
+	cs.cluster, cs.quota = ov.Snapshot(), quota
 	return cs, nil
 }
 
 // addAdmitted charges an admitted workload's quota and records it as running (or
-// leaving, under a notice); it returns its planned pods for the cluster.
-func (cs *cycleState) addAdmitted(w *world, t *tracked, quota *admission.Quota) []cluster.Change {
-	pods, err := admittedPods(w, t)
+// leaving, under a notice); it returns its planned pods for the cluster: those bound
+// as they are, and those naming shared claims not allocated yet (held are the
+// allocated ones), which assumeAllocating binds.
+func (cs *cycleState) addAdmitted(w *world, t *tracked, quota *admission.Quota, held map[string]heldClaim) ([]cluster.Change, []allocating) {
+	pods, err := admittedPods(w, t, held)
 	if err != nil {
 		cs.warnings = append(cs.warnings, err.Error())
 	}
@@ -117,10 +129,25 @@ func (cs *cycleState) addAdmitted(w *world, t *tracked, quota *admission.Quota) 
 		cs.running = append(cs.running, r)
 	}
 	changes := make([]cluster.Change, 0, len(pods))
+	var alloc []allocating
 	for _, bp := range pods {
+		if ps := modelPodSet(t.model, bp.Ref.PodSet); ps != nil && unheldShared(ps, t.model.Namespace, held) {
+			alloc = append(alloc, allocating{w: t.model, ps: ps, pod: bp})
+			continue
+		}
 		changes = append(changes, cluster.Change{Op: cluster.OpBind, Pod: bp})
 	}
-	return changes
+	return changes, alloc
+}
+
+// modelPodSet is m's pod set called name (nil: none).
+func modelPodSet(m *api.Workload, name string) *api.PodSet {
+	for i := range m.PodSets {
+		if m.PodSets[i].Name == name {
+			return &m.PodSets[i]
+		}
+	}
+	return nil
 }
 
 // world is the scheduler's World at now.
@@ -145,19 +172,28 @@ func (cs *cycleState) pending() []engine.Pending {
 	return out
 }
 
-// applyEach binds pods one by one so a single stale pod (say, on a node that left) is
+// assumeEach binds pods one by one so a single stale pod (say, on a node that left) is
 // reported and skipped rather than failing the cycle.
-func applyEach(snap *cluster.Snapshot, changes []cluster.Change, warnings *[]string) (*cluster.Snapshot, error) {
-	ov := snap.Overlay()
+func assumeEach(ov *cluster.Overlay, changes []cluster.Change, warnings *[]string) {
 	for _, c := range changes {
-		if c.Pod.Devices.IsZero() {
-			c.Pod.Devices = pluginPick(ov, c.Pod)
-		}
 		if err := ov.Assume(c.Pod.Ref, c.Pod.Node, c.Pod.Requests, c.Pod.Devices); err != nil {
 			*warnings = append(*warnings, fmt.Sprintf("pod %s on %s: %v", c.Pod.Ref, c.Pod.Node, err))
 		}
 	}
-	return ov.Snapshot(), nil
+}
+
+// assumePicking is assumeEach for pods bound without devices of their own (foreign
+// pods): each is given, as it is bound, the devices the device plugin would pick on
+// what is free. Admitted pods are not picked for: they keep their placement's devices,
+// even none (a pod of a gang sharing a claim may take nothing beyond the claim, which
+// its holder holds).
+func assumePicking(ov *cluster.Overlay, changes []cluster.Change, warnings *[]string) {
+	for _, c := range changes {
+		if c.Pod.Devices.IsZero() {
+			c.Pod.Devices = pluginPick(ov, c.Pod)
+		}
+		assumeEach(ov, []cluster.Change{c}, warnings)
+	}
 }
 
 // localQueueTargets maps "namespace/localqueue" to its ClusterQueue.
@@ -179,7 +215,9 @@ func queuedAt(obj *v1alpha1.Workload) time.Time {
 
 // admittedPods are the planned pods of an admitted workload, charged to their nodes
 // whether or not the real pods exist yet: the capacity is the workload's from admission.
-func admittedPods(w *world, t *tracked) ([]cluster.BoundPod, error) {
+// A pod's devices are its placement's less those of the allocated shared claims (held)
+// it names: their holders hold them.
+func admittedPods(w *world, t *tracked, held map[string]heldClaim) ([]cluster.BoundPod, error) {
 	perPod := map[string]resources.Vector{}
 	for _, ps := range t.model.PodSets {
 		perPod[ps.Name] = ps.Requests
@@ -190,7 +228,11 @@ func admittedPods(w *world, t *tracked) ([]cluster.BoundPod, error) {
 		if !ok {
 			return out, fmt.Errorf("workload %s: placement on unknown node %s", t.model.ID(), p.Node)
 		}
-		a, err := devices.AssignmentFromIDs(w.nodes[i].Devices, p.Devices)
+		ids := p.Devices
+		if ps := modelPodSet(t.model, p.PodSet); ps != nil {
+			ids = withoutHeld(ids, p.Node, ps, t.model.Namespace, held)
+		}
+		a, err := devices.AssignmentFromIDs(w.nodes[i].Devices, ids)
 		if err != nil {
 			return out, fmt.Errorf("workload %s: node %s: %w", t.model.ID(), p.Node, err)
 		}

@@ -75,6 +75,9 @@ func workloadFromModel(apiVersion, kind string, om *metav1.ObjectMeta, m *api.Wo
 		Spec: v1alpha1.WorkloadSpec{QueueName: JobQueueName(om), PodSets: sets, PriorityClassName: m.PriorityClass,
 			Owner: &v1alpha1.WorkloadOwner{APIVersion: apiVersion, Kind: kind, Name: om.Name}},
 	}
+	if err := withPodClaims(wl, m.PodSets); err != nil { // dra_workload.go
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
 	if m.MaxRuntime > 0 {
 		secs := int64(m.MaxRuntime / time.Second)
 		if secs > math.MaxInt32 {

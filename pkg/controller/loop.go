@@ -87,6 +87,10 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	// off the pass, so the pass that started them cannot set ctl.retry).
 	retry := func() { time.AfterFunc(opts.RetryAfter, ctl.wake.Poke) }
 	ctl.binds = newBindPipeline(ctl.c, metrics, log, retry)
+	ctl.binds.direct = direct
+	// A claim refused while binding (allocated to other devices) is written on the
+	// Workload, as a claim that holds the gang before binding is.
+	ctl.binds.refused = ctl.noteClaimHold
 	ctl.queues = newLatest(func(q queueWrite) { ctl.writeQueueStatuses(q.ctx, q.cs) })
 	return ctl, nil
 }
@@ -173,9 +177,15 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	ctl.evictLost(ctx, w, now)
 	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, w, now)
+	ctl.releaseClaims(ctx, w) // dra_release.go
 	cs, err := buildState(w, ctl.sched.feed.model)
 	if err != nil {
 		return err
+	}
+	if ctl.requeueStaleClaims(ctx, w, cs, now) { // dra_stale.go: read again, the requeued gangs pending
+		if cs, err = buildState(w, ctl.sched.feed.model); err != nil {
+			return err
+		}
 	}
 	ctl.reportInvalid(ctx, cs, now)
 	p, err := ctl.schedule(ctx, w, cs, now)
@@ -277,9 +287,20 @@ func (ctl *Controller) startBinding(ctx context.Context, w *world, wl *v1alpha1.
 		_, podSetOf = podLabelOf(o.Kind)
 		kind = o.Kind
 	}
-	if bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf); len(bs) > 0 {
-		ctl.binds.bind(ctx, wl, bs, now)
+	bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf)
+	if len(bs) == 0 {
+		ctl.clearClaimHold(ctx, wl) // dra_status.go: bound (or not all pods there): no claim holds it
+		return
 	}
+	if ok, err := planClaims(w, bs); !ok {
+		ctl.log.V(1).Info("gang waits for its resource claims", "workload", wlKey(wl), "reason", err)
+		ctl.noteClaimHold(ctx, wl, err)
+		return
+	}
+	if wl.Status.Reason == ReasonWaitingForClaims {
+		ctl.clearClaimHold(ctx, wl)
+	}
+	ctl.binds.bind(ctx, wl, bs, now)
 }
 
 // started begins at once what an admission just written allows, without waiting for

@@ -18,6 +18,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -118,7 +119,7 @@ func statusOf(o client.Object) func(client.Object) {
 func isNamespaced(o client.Object) bool {
 	switch o.(type) {
 	case *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *corev1.Node, *corev1.Namespace, *v1alpha1.ClusterQueue, *v1alpha1.ResourceFlavor,
-		*v1alpha1.WorkloadPriorityClass, *v1alpha1.Cohort, *v1alpha1.Topology:
+		*v1alpha1.WorkloadPriorityClass, *v1alpha1.Cohort, *v1alpha1.Topology, *resourcev1.DeviceClass:
 		return false
 	}
 	return true

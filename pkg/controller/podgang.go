@@ -205,10 +205,20 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 	if a := first.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		ps.NodeAffinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
-	return &v1alpha1.Workload{
+	claims, err := gangClaims(g) // podgang_claims.go
+	if err != nil {
+		return nil, err
+	}
+	wl := &v1alpha1.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: WorkloadNameForGang(g.kind, g.name), Namespace: g.ns,
 			Labels: map[string]string{LabelJobKind: g.kind}, OwnerReferences: owners},
 		Spec: v1alpha1.WorkloadSpec{QueueName: queue, PodSets: []v1alpha1.PodSet{ps}, PriorityClassName: priority,
 			Owner: &v1alpha1.WorkloadOwner{APIVersion: "v1", Kind: g.kind, Name: g.name}},
-	}, nil
+	}
+	// The claims go where a Job's go (dra_workload.go), so the pass resolves and
+	// allocates them alike.
+	if err := withPodClaims(wl, []api.PodSet{{Name: ps.Name, Claims: claims}}); err != nil {
+		return nil, err
+	}
+	return wl, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/dra"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
@@ -19,7 +20,10 @@ import (
 type scheduling struct {
 	s    *engine.Scheduler
 	objs *api.Objects // the converted queue objects s was built from
-	feed *feeder
+	// classes are the DeviceClasses s was built with, compiled against the live nodes
+	// (shared by the cache until a class or a node's GPUs change, so the pointer tells).
+	classes *dra.Classes
+	feed    *feeder
 	// passes and considered count for tests and logs: passes run, and pending
 	// workloads handed to the engine by every scheduler built since start.
 	passes, considered atomic.Int64
@@ -35,7 +39,13 @@ func (o Options) policy() engine.Policy { return engine.Policy{Config: o.Engine,
 // whether it built one: then every workload is fed again and restored.
 func (ctl *Controller) ensureScheduler(w *world, cs *cycleState) (bool, error) {
 	sc := &ctl.sched
-	if sc.s != nil && (sc.objs == w.objs || sameForWorkloads(sc.objs, w.objs, namespacesOf(cs))) {
+	classes, err := w.classes()
+	if err != nil {
+		// A DeviceClass that does not compile holds back only the claims that name it
+		// (their workloads say why); every other workload is still scheduled.
+		cs.warnings = append(cs.warnings, err.Error())
+	}
+	if sc.s != nil && sc.classes == classes && (sc.objs == w.objs || sameForWorkloads(sc.objs, w.objs, namespacesOf(cs))) {
 		sc.objs = w.objs
 		return false, nil
 	}
@@ -46,7 +56,9 @@ func (ctl *Controller) ensureScheduler(w *world, cs *cycleState) (bool, error) {
 			objs.Workloads = append(objs.Workloads, *t.model) // the fragmentation scorer's shapes
 		}
 	}
-	s, err := engine.Build(&objs, ctl.opts.policy())
+	pol := ctl.opts.policy()
+	pol.Classes = classes
+	s, err := engine.Build(&objs, pol)
 	if err != nil {
 		return false, fmt.Errorf("engine: %w", err)
 	}
@@ -54,7 +66,7 @@ func (ctl *Controller) ensureScheduler(w *world, cs *cycleState) (bool, error) {
 		_, c := sc.s.Stats()
 		sc.consideredBefore += c
 	}
-	sc.s, sc.objs = s, w.objs
+	sc.s, sc.objs, sc.classes = s, w.objs, classes
 	sc.feed.reset()
 	return true, nil
 }
@@ -113,7 +125,8 @@ func (ctl *Controller) passStats() (passes, considered int64) {
 func sameForWorkloads(a, b *api.Objects, namespaces map[string]bool) bool {
 	if !reflect.DeepEqual(a.ClusterQueues, b.ClusterQueues) || !reflect.DeepEqual(a.Cohorts, b.Cohorts) ||
 		!reflect.DeepEqual(a.Flavors, b.Flavors) || !reflect.DeepEqual(a.PriorityClasses, b.PriorityClasses) ||
-		!reflect.DeepEqual(a.Topologies, b.Topologies) {
+		!reflect.DeepEqual(a.Topologies, b.Topologies) || !reflect.DeepEqual(a.DeviceClasses, b.DeviceClasses) ||
+		!reflect.DeepEqual(a.QuotaMappings, b.QuotaMappings) {
 		return false
 	}
 	return reflect.DeepEqual(localQueuesIn(a, namespaces), localQueuesIn(b, namespaces)) &&
@@ -158,4 +171,13 @@ func highestSequence(cs *cycleState) int64 {
 		}
 	}
 	return top
+}
+
+// classes are the DeviceClasses compiled against the live nodes; nil when the cluster
+// has no DRA objects (engine.Build then compiles the objects' own, if any).
+func (w *world) classes() (*dra.Classes, error) {
+	if w.dra == nil {
+		return nil, nil
+	}
+	return w.dra.compiledClasses()
 }

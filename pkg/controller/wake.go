@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -90,6 +91,10 @@ func watchedTypes() []client.Object {
 		&batchv1.Job{}, &corev1.Pod{}, &corev1.Node{}, &corev1.Namespace{}, &schedulingv1.PriorityClass{},
 		&v1alpha1.Workload{}, &v1alpha1.ClusterQueue{}, &v1alpha1.LocalQueue{}, &v1alpha1.ResourceFlavor{},
 		&v1alpha1.Cohort{}, &v1alpha1.WorkloadPriorityClass{}, &v1alpha1.Topology{},
+		// Dynamic Resource Allocation (dra_cache.go); not served before Kubernetes 1.34,
+		// then simply not watched.
+		&resourcev1.DeviceClass{}, &resourcev1.ResourceClaimTemplate{}, &resourcev1.ResourceClaim{},
+		&resourcev1.ResourceSlice{},
 	}
 }
 

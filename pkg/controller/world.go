@@ -28,6 +28,7 @@ type world struct {
 	unhealthy   map[string]map[int]bool // node -> GPU indices the node agent reported unhealthy
 	knownNodes  map[string]bool         // every Node the API server has, converted or not
 	notReady    map[string]time.Time    // node -> since when it is not Ready
+	dra         *draView                // DeviceClasses, claim templates and claims
 	warnings    []string
 }
 
@@ -52,6 +53,21 @@ func lookupIn(m map[string]*v1alpha1.Workload) workloadLookup {
 // podsOf are the live pods of a workload, by key: those annotated with it, those its
 // job's operator labelled with the job's name (bound or not), and its gang's.
 func (w *world) podsOf(wl *v1alpha1.Workload) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, o := range podOwnersOf(wl) {
+		for _, p := range w.podsByOwner[o] {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				out = append(out, p)
+			}
+		}
+	}
+	// A pod found under two owners (annotated and labelled) is listed once.
+	sort.Slice(out, func(i, j int) bool { return podKey(out[i]) < podKey(out[j]) })
+	return slices.Compact(out)
+}
+
+// podOwnersOf are the keys a workload's pods are found under in podsByOwner.
+func podOwnersOf(wl *v1alpha1.Workload) []podOwner {
 	owners := []podOwner{{wl.Namespace, AnnotationWorkload, wlKey(wl)}}
 	if o := wl.Spec.Owner; o != nil && o.Name != "" {
 		if label, _ := podLabelOf(o.Kind); label != "" {
@@ -63,17 +79,20 @@ func (w *world) podsOf(wl *v1alpha1.Workload) []*corev1.Pod {
 			owners = append(owners, podOwner{wl.Namespace, batchv1.JobNameLabel, o.Name})
 		}
 	}
-	var out []*corev1.Pod
-	for _, o := range owners {
+	return owners
+}
+
+// anyPodBound reports whether a pod of the workload was ever bound: a live one or
+// one that has finished already (podsOf leaves those out).
+func (w *world) anyPodBound(wl *v1alpha1.Workload) bool {
+	for _, o := range podOwnersOf(wl) {
 		for _, p := range w.podsByOwner[o] {
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				out = append(out, p)
+			if p.Spec.NodeName != "" {
+				return true
 			}
 		}
 	}
-	// A pod found under two owners (annotated and labelled) is listed once.
-	sort.Slice(out, func(i, j int) bool { return podKey(out[i]) < podKey(out[j]) })
-	return slices.Compact(out)
+	return false
 }
 
 func wlKey(w *v1alpha1.Workload) string { return w.Namespace + "/" + w.Name }

@@ -102,3 +102,25 @@ func BenchmarkNewNodeDevicesH100(b *testing.B) {
 		}
 	})
 }
+
+// Fit of one 2g.10gb through a filter on an 8-GPU A100 node with a dynamic layout, a
+// 3g.20gb carved on half the GPUs: every GPU plans where it would carve.
+func BenchmarkFitDynamicA100(b *testing.B) {
+	n := gt.MakeDevices("A100", 8).MIG(devices.MIGMixed, devices.LayoutDynamic).Obj()
+	for range 4 {
+		a, ref := n.Fit(claimMIG("3g.20gb", 2))
+		if ref != nil {
+			b.Fatal(ref)
+		}
+		if err := n.Commit(devices.Assignment{Devices: a.Devices[:1]}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := claimMIG("2g.10gb", 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ref := n.Fit(r); ref != nil {
+			b.Fatal(ref)
+		}
+	}
+}

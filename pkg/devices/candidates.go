@@ -19,7 +19,7 @@ func (n *NodeDevices) FitCandidates(r Request) []Assignment {
 	}
 	var out []Assignment
 	for i := range n.gpus {
-		if d, ok := n.gpus[i].deviceFor(r); ok {
+		if d, ok := n.deviceAt(i, r); ok {
 			out = append(out, Assignment{Devices: []Device{d}})
 		}
 	}
@@ -35,7 +35,7 @@ func (n *NodeDevices) FitOn(r Request, gpuIndex int) (Assignment, *Refusal) {
 	if !ok {
 		return Assignment{}, &Refusal{Resource: resources.NvidiaGPU, Reason: fmt.Sprintf("no GPU-%d on the node", gpuIndex)}
 	}
-	d, ok := n.gpus[pos].deviceFor(r)
+	d, ok := n.deviceAt(pos, r)
 	if !ok {
 		return Assignment{}, &Refusal{Resource: r.Vector().Names()[0], Reason: fmt.Sprintf("GPU-%d cannot serve %s now", gpuIndex, r)}
 	}
@@ -56,6 +56,18 @@ func (r Request) singleDevice() bool {
 		return r.Shared == 1
 	}
 	return len(r.MIG) == 1 && r.MIG[0].Count == 1
+}
+
+// deviceAt is the device the GPU at pos would give a single-device request now,
+// through the request's filter when it has one.
+func (n *NodeDevices) deviceAt(pos int, r Request) (Device, bool) {
+	if r.Filter != nil {
+		if r.filterKindRefusal() != nil {
+			return Device{}, false
+		}
+		return n.filteredDeviceFor(pos, r)
+	}
+	return n.gpus[pos].deviceFor(r)
 }
 
 // deviceFor is the device GPU g would give a single-device request now: a whole GPU,

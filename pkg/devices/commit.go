@@ -94,8 +94,11 @@ func (g *gpuState) take(d Device) error {
 	}
 	switch d.Kind {
 	case WholeGPU:
-		if g.kind != unitWhole && g.kind != unitShare {
+		if g.kind != unitWhole && g.kind != unitShare && g.kind != unitDynamic {
 			return errNotWhole
+		}
+		if g.carved != 0 {
+			return errCarvedBusy
 		}
 		if !g.entirelyFree() {
 			return errGPUInUse
@@ -103,6 +106,9 @@ func (g *gpuState) take(d Device) error {
 		g.wholeUsed = true
 		return nil
 	case MIGDevice, MIGReplicaDevice:
+		if g.kind == unitDynamic {
+			return g.carve(d)
+		}
 		k, err := g.unitIndex(d)
 		if err != nil {
 			return err
@@ -156,6 +162,9 @@ func (g *gpuState) give(d Device) error {
 		g.wholeUsed = false
 		return nil
 	case MIGDevice, MIGReplicaDevice:
+		if g.kind == unitDynamic {
+			return g.uncarve(d)
+		}
 		k, err := g.unitIndex(d)
 		if err != nil {
 			return err

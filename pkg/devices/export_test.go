@@ -20,7 +20,7 @@ func DumpState(n *NodeDevices) string {
 		sort.Slice(sh, func(i, j int) bool {
 			return sh[i].milli < sh[j].milli || (sh[i].milli == sh[j].milli && sh[i].memory < sh[j].memory)
 		})
-		s += fmt.Sprintf("%d:%v%v%v%v|", g.spec.Index, g.wholeUsed, g.instUsed, g.replicaUsed, sh)
+		s += fmt.Sprintf("%d:%v%v%v%v%x|", g.spec.Index, g.wholeUsed, g.instUsed, g.replicaUsed, sh, g.carved)
 	}
 	return s
 }

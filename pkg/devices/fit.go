@@ -20,15 +20,28 @@ func (n *NodeDevices) Fit(r Request) (Assignment, *Refusal) {
 	if ref := r.kindRefusal(); ref != nil {
 		return Assignment{}, ref
 	}
+	if r.Filter != nil {
+		if ref := r.filterKindRefusal(); ref != nil {
+			return Assignment{}, ref
+		}
+		return n.fitFiltered(r)
+	}
+	var a Assignment
+	var ref *Refusal
 	switch {
 	case r.IsFraction():
-		return n.fitShare(r)
+		a, ref = n.fitShare(r)
 	case r.Units > 0:
-		return n.fitUnits(r)
+		a, ref = n.fitUnits(r)
 	case r.Shared > 0:
-		return n.fitReplicas(r, resources.NvidiaGPUShared, r.Shared)
+		a, ref = n.fitReplicas(r, resources.NvidiaGPUShared, r.Shared)
+	default:
+		a, ref = n.fitMIG(r)
 	}
-	return n.fitMIG(r)
+	if ref != nil {
+		ref.Reason += n.dynamicNote(r)
+	}
+	return a, ref
 }
 
 // kindRefusal refuses a hand-built request that mixes kinds (ParseRequest never does).
@@ -215,14 +228,16 @@ const scratchSlots = 64
 // its GPU's free count (the sort key, computed once).
 type slot struct{ pos, k, free int }
 
-// freeWhole appends to out the positions of GPUs that can go whole now.
+// freeWhole appends to out the positions of GPUs that can go whole now; a dynamic GPU
+// with nothing carved only for a filtered (DRA) request.
 func (n *NodeDevices) freeWhole(r Request, out []int) []int {
 	for i := range n.gpus {
 		g := &n.gpus[i]
 		if !eligible(g, r) {
 			continue
 		}
-		if (g.kind == unitWhole && !g.wholeUsed) || (g.kind == unitShare && g.entirelyFree()) {
+		if (g.kind == unitWhole && !g.wholeUsed) || (g.kind == unitShare && g.entirelyFree()) ||
+			(g.kind == unitDynamic && r.Filter != nil && g.entirelyFree()) {
 			out = append(out, i)
 		}
 	}

@@ -18,7 +18,8 @@ type GPU struct {
 	PCIeSwitch   int
 	Sharing      Sharing
 	// Instances is the MIG layout (Sharing.Mode == MIG); empty means MIG disabled and the
-	// GPU is offered whole.
+	// GPU is offered whole, or, under the dynamic layout (LayoutDynamic), that instances
+	// are carved as claims are allocated.
 	Instances []Instance
 	Healthy   bool
 }
@@ -70,11 +71,15 @@ const (
 	unitMIG                     // MIG instances and time-sliced MIG replicas
 	unitReplica                 // time-slicing or MPS replicas
 	unitShare                   // fractional shares (and whole GPUs when entirely free)
+	unitDynamic                 // MIG instances carved at allocation, or the GPU whole (dynamic.go)
 )
 
 func kindOf(instances int, s Sharing) unitKind {
 	switch s.EffectiveMode() {
 	case MIG:
+		if s.DynamicMIG() {
+			return unitDynamic
+		}
 		if instances > 0 {
 			return unitMIG
 		}

@@ -169,12 +169,15 @@ func setSliceRange(used []bool, start, n int, v bool) {
 }
 
 // LayoutProfiles returns the profile list a named layout puts on GPU number gpu (0-based)
-// of a node with gpus GPUs; nil means MIG disabled on that GPU.
+// of a node with gpus GPUs; nil means MIG disabled on that GPU, or under LayoutDynamic
+// no instance until claims are allocated.
 func (m Model) LayoutProfiles(s Sharing, gpu, gpus int) ([]string, error) {
 	layout := strings.ToLower(strings.TrimSpace(s.Layout))
 	switch {
 	case layout == LayoutDisabled || layout == "":
 		return nil, nil
+	case layout == LayoutDynamic && m.MIG != nil:
+		return nil, nil // carved as claims are allocated (dynamic.go)
 	case layout == LayoutCustom:
 		switch len(s.CustomProfiles) {
 		case 0:
@@ -204,7 +207,7 @@ func (m Model) LayoutProfiles(s Sharing, gpu, gpus int) ([]string, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("unknown MIG layout %q: want all-disabled, all-balanced, all-<profile> or custom", s.Layout)
+	return nil, fmt.Errorf("unknown MIG layout %q: want all-disabled, all-balanced, all-<profile>, custom or %s", s.Layout, LayoutDynamic)
 }
 
 // ResolveLayout turns a MIG sharing config into concrete instances for each of gpus

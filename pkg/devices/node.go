@@ -40,6 +40,10 @@ type gpuState struct {
 	shares      []share // fractional shares held
 	usedMilli   resources.MilliGPU
 	usedMemory  resources.MiB
+	// space is a dynamic GPU's geometry (shared, read-only) and carved its instances,
+	// a bit set over space.placements (dynamic.go).
+	space  *migSpace
+	carved uint64
 }
 
 // share is one fractional holding on a GPU.
@@ -140,6 +144,10 @@ func newGPUState(g GPU, models *[]namedModel, pos *sharingPositions) (gpuState, 
 		st.instUsed = make([]bool, len(st.units))
 	case unitReplica:
 		st.replicaUsed = make([]bool, st.sharing.Replicas)
+	case unitDynamic:
+		if err := st.newDynamicState(&g); err != nil {
+			return gpuState{}, err
+		}
 	}
 	return st, nil
 }
@@ -310,11 +318,14 @@ func (g *gpuState) addOffer(v resources.Vector, freeOnly bool) {
 			add(resources.GPUMilli, int64(resources.MilliPerGPU-g.usedMilli))
 			add(resources.GPUMemory, int64(g.model.Memory-g.usedMemory))
 		}
+	case unitDynamic:
+		g.addDynamicOffer(add, freeOnly)
 	}
 }
 
-// entirelyFree reports whether a fractional GPU holds nothing, so it can go whole.
-func (g *gpuState) entirelyFree() bool { return !g.wholeUsed && len(g.shares) == 0 }
+// entirelyFree reports whether a fractional or dynamic GPU holds nothing, so it can go
+// whole.
+func (g *gpuState) entirelyFree() bool { return !g.wholeUsed && len(g.shares) == 0 && g.carved == 0 }
 
 // FreeMilliByGPU is each GPU's free share in the common unit, in GPUs() order, by the
 // same rules as Free (0 for an unhealthy GPU), for scorers that look at fragmentation.
@@ -327,7 +338,8 @@ func (n *NodeDevices) FreeMilliView() []resources.MilliGPU { return n.freeMilli 
 
 // freeMilliNow is what the GPU has free in the common unit, by the rules of Free: a
 // whole GPU 1000 or 0, a MIG GPU its free instances' shares, a time-sliced or MPS GPU
-// its free replicas × ⌊1000/replicas⌋, a fractional GPU what its shares leave.
+// its free replicas × ⌊1000/replicas⌋, a fractional GPU what its shares leave, a
+// dynamic GPU what its carved instances leave.
 func (g *gpuState) freeMilliNow() resources.MilliGPU {
 	if !g.healthy {
 		return 0
@@ -348,6 +360,8 @@ func (g *gpuState) freeMilliNow() resources.MilliGPU {
 			return 0
 		}
 		return resources.MilliPerGPU - g.usedMilli
+	case unitDynamic:
+		return g.dynamicFreeMilli()
 	}
 	if g.wholeUsed {
 		return 0

@@ -3,6 +3,7 @@ package devices_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
@@ -35,11 +36,34 @@ var propNodeShapes = []func() *gt.DevicesWrapper{
 	func() *gt.DevicesWrapper {
 		return gt.MakeDevices("A100", 2).MIG(devices.MIGSingle, "all-2g.10gb").Replicate(devices.ReplicatedResource{Name: resources.NvidiaGPU, Replicas: 2, DeviceCount: 4})
 	},
+	// Dynamic MIG layouts, carved by filtered (DRA) requests: the 8-slice geometry, the
+	// A30's +me profiles and the RTX PRO 6000's +me.all and -me ones.
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("A100", 3).MIG(devices.MIGMixed, devices.LayoutDynamic)
+	},
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("A30", 2).MIG(devices.MIGMixed, devices.LayoutDynamic)
+	},
+	func() *gt.DevicesWrapper {
+		return gt.MakeDevices("RTX-PRO-6000", 2).MIG(devices.MIGMixed, devices.LayoutDynamic)
+	},
 }
 
+// propProfiles are the MIG profiles the properties ask for: the A100-40GB's, the
+// A30's and the RTX PRO 6000's, with their media variants.
+var propProfiles = []string{"1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb",
+	"1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb",
+	"1g.24gb", "1g.24gb-me", "1g.24gb+me.all", "2g.48gb", "2g.48gb-me", "2g.48gb+me.all", "4g.96gb"}
+
 // drawRequest draws a request of any kind; many will not fit the node, which is fine.
+// Filtered requests (as DRA claims make them) take whole GPUs or MIG instances,
+// dynamic GPUs included.
 func drawRequest(t *rapid.T) devices.Request {
-	switch rapid.IntRange(0, 3).Draw(t, "kind") {
+	switch rapid.IntRange(0, 5).Draw(t, "kind") {
+	case 4:
+		return devices.Request{Units: int64(rapid.IntRange(1, 3).Draw(t, "units")), Filter: firstOf{key: "all"}}
+	case 5:
+		return drawFilteredMIG(t)
 	case 0:
 		return devices.Request{Units: int64(rapid.IntRange(1, 6).Draw(t, "units"))}
 	case 1:
@@ -52,6 +76,24 @@ func drawRequest(t *rapid.T) devices.Request {
 		Milli:  resources.MilliGPU(rapid.IntRange(0, 999).Draw(t, "milli")),
 		Memory: resources.MiB(rapid.IntRange(0, 8192).Draw(t, "memory")),
 	}
+}
+
+// drawFilteredMIG draws a filtered request for instances of one or two profiles.
+func drawFilteredMIG(t *rapid.T) devices.Request {
+	per := map[string]int{}
+	var r devices.Request
+	for i := range rapid.IntRange(1, 2).Draw(t, "profiles") {
+		p := rapid.SampledFrom(propProfiles).Draw(t, fmt.Sprint("profile", i))
+		if per[p] > 0 {
+			continue
+		}
+		n := rapid.IntRange(1, 3).Draw(t, fmt.Sprint("count", i))
+		per[p] = n
+		r.MIG = append(r.MIG, devices.MIGCount{Profile: p, Count: int64(n)})
+	}
+	slices.SortFunc(r.MIG, func(a, b devices.MIGCount) int { return strings.Compare(a.Profile, b.Profile) })
+	r.Filter = firstOf{key: "all", perProfile: per}
+	return r
 }
 
 // Property: a random sequence of Fit/Commit/Release (including double commits and
@@ -133,6 +175,7 @@ func checkInvariants(t *rapid.T, n *devices.NodeDevices, held []devices.Assignme
 			t.Fatalf("GPU-%d oversubscribed: %dm in shares, whole=%v", gpu, m, whole[gpu])
 		}
 	}
+	checkHeldLayouts(t, n, held, whole)
 	free, capacity := n.Free(), n.Capacity()
 	for name, a := range free {
 		if a < 0 || a > capacity[name] {
@@ -290,7 +333,8 @@ func TestPropPackProfilesComplete(t *testing.T) {
 }
 
 // Every shape's advertised devices can all be held at once, one resource after the
-// other, with distinct IDs: the node offers exactly what it advertises.
+// other, with distinct IDs: the node offers exactly what it advertises. A dynamic GPU's
+// MIG instances are held as DRA claims hold them, through a filter.
 func TestCapacityIsFittable(t *testing.T) {
 	for i, shape := range propNodeShapes {
 		n := shape().Obj()
@@ -301,6 +345,9 @@ func TestCapacityIsFittable(t *testing.T) {
 			want := n.Free()[name]
 			r := req(t, string(name), int(want))
 			r.PerContainer = 1 // one container each, as MPS requires
+			if len(n.DynamicGPUs()) > 0 && len(r.MIG) == 1 {
+				r.Filter = firstOf{key: "all", perProfile: map[string]int{r.MIG[0].Profile: int(want)}}
+			}
 			a, ref := n.Fit(r)
 			if ref != nil {
 				t.Fatalf("shape %d: %d free %s do not fit: %s", i, want, name, ref)
@@ -316,4 +363,54 @@ func TestCapacityIsFittable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkHeldLayouts: the MIG instances held on each GPU form a layout the hardware
+// accepts, never on a GPU held whole, and on a dynamic GPU they are exactly what it has
+// carved.
+func checkHeldLayouts(t *rapid.T, n *devices.NodeDevices, held []devices.Assignment, whole map[int]bool) {
+	perGPU := map[int][]devices.Instance{}
+	for _, a := range held {
+		for _, d := range a.Devices {
+			if d.Kind == devices.MIGDevice {
+				perGPU[d.GPU] = append(perGPU[d.GPU], d.Instance)
+			}
+		}
+	}
+	dynamic := map[int]bool{}
+	for _, i := range n.DynamicGPUs() {
+		dynamic[i] = true
+	}
+	for _, g := range n.GPUs() {
+		l := perGPU[g.Index]
+		if len(l) > 0 && whole[g.Index] {
+			t.Fatalf("GPU-%d is held whole and has MIG instances %v held", g.Index, l)
+		}
+		m, err := devices.LookupModel(string(g.Model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ValidateLayout(l); err != nil {
+			t.Fatalf("GPU-%d: held instances %v: %v", g.Index, l, err)
+		}
+		if !dynamic[g.Index] {
+			continue
+		}
+		got := n.Carved(g.Index)
+		if !sameInstances(got, l) {
+			t.Fatalf("GPU-%d carved %v, held %v", g.Index, got, l)
+		}
+	}
+}
+
+func sameInstances(a, b []devices.Instance) bool {
+	key := func(l []devices.Instance) []string {
+		out := make([]string, len(l))
+		for i, in := range l {
+			out[i] = in.String()
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(a), key(b))
 }

@@ -33,6 +33,10 @@ type Request struct {
 	// device may refuse more than one per container); 0 means one container asks for all
 	// of them. ParseRequest leaves it 0.
 	PerContainer int64
+	// Filter, when set, chooses which of the free devices the request takes (DRA
+	// selectors and constraints, filter.go); it also limits the request to whole GPUs
+	// and MIG instances. ParseRequest leaves it nil, and a nil filter changes nothing.
+	Filter Filter
 }
 
 // containerReplicas is the largest replica count one container asks for.

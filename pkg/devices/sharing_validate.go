@@ -165,6 +165,9 @@ func validateMIG(m Model, s Sharing) error {
 	if err != nil {
 		return fmt.Errorf("sharing.layout: %w", err)
 	}
+	if s.DynamicMIG() && len(s.Resources) > 0 {
+		return fmt.Errorf("sharing.resources: time-sliced MIG devices need a fixed layout, not %s", LayoutDynamic)
+	}
 	if err := validateMIGResources(m, s); err != nil {
 		return err
 	}

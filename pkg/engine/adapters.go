@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/dra"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
@@ -68,6 +69,9 @@ type PlacerConfig struct {
 	Seed int64
 	// Grace is the notice a placement victim gets.
 	Grace time.Duration
+	// Classes are the cluster's DeviceClasses, compiled (nil: no pod set may ask for
+	// devices through DRA claims).
+	Classes *dra.Classes
 }
 
 // placementLayer adapts pkg/placement to Placer.
@@ -79,6 +83,8 @@ type placementLayer struct {
 	budgets map[string]api.DisruptionBudget
 	rng     *rand.Rand
 	grace   time.Duration
+	// claims compiles pod sets' DRA claims once per pod set.
+	claims *placement.DeviceClaims
 	// fits remembers device fits per node state across placements and cycles (nodes
 	// that did not change keep their answers) and lends choosers their buffers; cycles
 	// run one at a time.
@@ -122,7 +128,8 @@ func newPlacementLayer(cfg PlacerConfig, perCQ map[string][]placement.WeightedSc
 	}
 	return &placementLayer{flavors: fl, scorers: cfg.Scorers, perCQ: perCQ, queues: queues,
 		budgets: placement.BudgetsOf(cfg.ClusterQueues),
-		rng:     rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace, fits: &placement.FitCache{}}
+		rng:     rand.New(rand.NewSource(cfg.Seed)), grace: cfg.Grace, fits: &placement.FitCache{},
+		claims: placement.NewDeviceClaims(cfg.Classes)}
 }
 
 // options are the placement options for a workload admitted in clusterQueue; rnd is
@@ -132,9 +139,9 @@ func (p *placementLayer) options(clusterQueue string, rnd *rand.Rand) placement.
 		rnd = p.rng
 	}
 	if ss, ok := p.perCQ[clusterQueue]; ok {
-		return placement.Options{Scorers: ss, Rand: rnd, FitCache: p.fits}
+		return placement.Options{Scorers: ss, Rand: rnd, FitCache: p.fits, Claims: p.claims}
 	}
-	return placement.Options{Scorers: p.scorers, Rand: rnd, FitCache: p.fits}
+	return placement.Options{Scorers: p.scorers, Rand: rnd, FitCache: p.fits, Claims: p.claims}
 }
 
 // constraints turns a quota assignment into per pod set flavor constraints (a pod set's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/dra"
 	"github.com/gantry-sched/gantry/pkg/placement"
 )
 
@@ -25,6 +26,11 @@ type Policy struct {
 	// RetryAll hands every pending workload to every cycle instead of parking the
 	// inadmissible ones until a relevant change (same decisions, slower; comparisons).
 	RetryAll bool
+	// Classes are DeviceClasses a driver compiled against the nodes it schedules on
+	// (the controller's live nodes: its objects carry no Node objects, and an
+	// allocationMode All claim is charged by the nodes' devices); nil: Build compiles
+	// the objects' classes against the nodes the objects describe (CompileClasses).
+	Classes *dra.Classes
 }
 
 // DefaultPolicy is what `gantry simulate` and `gantry controller` run unless told
@@ -36,8 +42,9 @@ func DefaultPolicy() Policy {
 // Build wires the scheduler from the loaded objects: the queue resolver (LocalQueues,
 // namespace selectors, stop policies), the placement layer with every ClusterQueue's
 // own scorers, preemption policy and disruption budget, the fragmentation scorer's
-// shape statistics (learned from the live workloads and nodes, see syncShapes), and the
-// ResourceFlavors for flavor fallback. objs.Workloads are not submitted: drivers Submit
+// shape statistics (learned from the live workloads and nodes, see syncShapes), the
+// ResourceFlavors for flavor fallback, and the DeviceClasses, compiled once here for
+// every pod set's DRA claims. objs.Workloads are not submitted: drivers Submit
 // each when it arrives.
 func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	if objs == nil {
@@ -54,8 +61,14 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 			return nil, err
 		}
 	}
+	classes := pol.Classes
+	if classes == nil {
+		if classes, err = CompileClasses(objs); err != nil {
+			return nil, err
+		}
+	}
 	placer, err := NewQueuePlacer(PlacerConfig{Flavors: objs.Flavors, ClusterQueues: objs.ClusterQueues,
-		Shapes: shapes, Scorers: scorers, Seed: pol.Seed, Grace: pol.Grace})
+		Shapes: shapes, Scorers: scorers, Seed: pol.Seed, Grace: pol.Grace, Classes: classes})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ func gpuPodNeeds(w *api.Workload) []podNeed {
 	}
 	var out []podNeed
 	for _, ps := range w.PodSets {
+		if gatesSkip(&ps) {
+			continue // shared claims: dra_shared.go
+		}
 		if g := int64(ps.Requests[resources.NvidiaGPU]); g > 0 && ps.GangCount() > 0 {
 			out = append(out, podNeed{gpus: g, pods: int64(ps.GangCount())})
 		}

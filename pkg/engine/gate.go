@@ -28,6 +28,9 @@ func (c *cycle) takeGPU(bs []plan.Binding) {
 func gpuNeed(w *api.Workload) resources.MilliGPU {
 	var total, largest resources.MilliGPU
 	for _, ps := range w.PodSets {
+		if gatesSkip(&ps) {
+			continue // shared claims: dra_shared.go
+		}
 		per := resources.MilliGPU(ps.Requests[resources.NvidiaGPU])*resources.MilliPerGPU +
 			resources.MilliGPU(ps.Requests[resources.GPUMilli])
 		total += per * resources.MilliGPU(ps.GangCount())

@@ -58,6 +58,8 @@ type NeverFitChecker struct {
 	// answers are kept per ClusterQueue and shape: a fleet of equal jobs costs one
 	// placement on the empty cluster.
 	answers map[string]neverFitAnswer
+	// claims compiles DRA claims with the objects' DeviceClasses.
+	claims *placement.DeviceClaims
 }
 
 type neverFitAnswer struct {
@@ -80,7 +82,11 @@ func NewNeverFitChecker(nodes []cluster.Node, objs *api.Objects) (*NeverFitCheck
 	if err != nil {
 		return nil, err
 	}
-	return &NeverFitChecker{snap: snap, capacity: neverFitCapacity(snap),
+	classes, err := CompileClasses(objs)
+	if err != nil {
+		return nil, err
+	}
+	return &NeverFitChecker{snap: snap, capacity: neverFitCapacity(snap), claims: placement.NewDeviceClaims(classes),
 		queues: neverFitFlavors{flavors: flavors, resolver: resolver}, answers: map[string]neverFitAnswer{}}, nil
 }
 
@@ -89,7 +95,7 @@ func (c *NeverFitChecker) Check(w *api.Workload) (NeverFit, bool) {
 	key := c.queues.resolver.Resolve(w).ClusterQueue + "\x00" + ShapeKey(w)
 	a, ok := c.answers[key]
 	if !ok {
-		a.nf, a.never = neverFits(c.snap, w, c.queues.choices(w), c.capacity)
+		a.nf, a.never = neverFits(c.snap, w, c.queues.choices(w), c.capacity, c.claims)
 		c.answers[key] = a
 	}
 	a.nf.Workload = w.ID()
@@ -134,10 +140,10 @@ const neverFitMaxTries = 32
 
 // neverFits places w on a fresh overlay of the empty cluster under each flavor choice;
 // it never fits when every choice fails, and the first failure is the one explained.
-func neverFits(snap *cluster.Snapshot, w *api.Workload, choices []placement.FlavorConstraints, capacity resources.Vector) (NeverFit, bool) {
+func neverFits(snap *cluster.Snapshot, w *api.Workload, choices []placement.FlavorConstraints, capacity resources.Vector, claims *placement.DeviceClaims) (NeverFit, bool) {
 	var first *placement.Diagnosis
 	for _, fc := range choices {
-		_, diag := placement.PlaceWorkload(snap.Overlay(), w, fc, placement.Options{})
+		_, diag := placement.PlaceWorkload(snap.Overlay(), w, fc, placement.Options{Claims: claims})
 		if diag == nil {
 			return NeverFit{}, false
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // ShapeKey identifies what admission and placement see of a workload: its pod sets
-// (requests, counts, gang sizes, node constraints, topology). Two workloads with the
+// (requests, counts, gang sizes, node constraints, topology, DRA claims). Two workloads with the
 // same key get the same quota and placement answers on the same state, which lets a
 // cycle answer equivalent workloads once. It is computed once per workload (the
 // scheduler keeps it), so it is built without fmt.
@@ -43,6 +43,7 @@ func ShapeKey(w *api.Workload) string {
 			b.WriteString(string(t.Mode) + "/" + t.Level + "/" + t.SliceLevel + "/" +
 				strconv.Itoa(int(t.SliceSize)) + "/" + strconv.Itoa(int(t.HighestTierAllowed)))
 		}
+		writeClaimsKey(&b, ps.Claims)
 		b.WriteByte('|')
 	}
 	return b.String()

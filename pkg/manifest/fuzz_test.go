@@ -9,6 +9,8 @@ import (
 // FuzzLoad: no input makes the loader panic, and every problem names the file.
 func FuzzLoad(f *testing.F) {
 	files, _ := filepath.Glob("../../examples/*/*.yaml")
+	dra, _ := filepath.Glob("../../examples/dra/*/*.yaml")
+	files = append(files, dra...)
 	files = append(files, "testdata/nodes-from-kubectl.yaml")
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
@@ -27,6 +29,14 @@ func FuzzLoad(f *testing.F) {
 		"apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g}\nspec: {minMember: 5, minTaskMember: {main: 9, x.y: -1}, minResources: {cpu: x}, networkTopology: {mode: soft}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {metadata: {annotations: {scheduling.k8s.io/group-name: g}}, spec: {containers: [{name: c}]}}}\n",
 		"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": 5}}",
 		"<<: {a: 1}\n", "? [a]\n: b\n", "\t\x00\xff",
+		// Dynamic Resource Allocation: slices, classes, claims and pods naming them.
+		"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: gpu.nvidia.com, nodeName: n, pool: {name: n, generation: 1, resourceSliceCount: 1}, devices: [{name: gpu-0, attributes: {type: {string: gpu}, index: {int: 0}}}, {name: gpu-0}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+		"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: gpu.nvidia.com, allNodes: true, pool: {name: p}}\n",
+		"apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: [{cel: {expression: 'device.attributes[\"x\"].y > '}}]}\n",
+		"apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\n",
+		"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\nspec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: nope, count: -3, allocationMode: All}}], constraints: [{matchAttribute: x, requests: [q]}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {kueue.x-k8s.io/queue-name: q}}\nspec: {resourceClaims: [{name: a, resourceClaimTemplateName: t}, {name: a}, {name: b, resourceClaimName: x, resourceClaimTemplateName: t}], containers: [{name: c, resources: {claims: [{name: z}]}}]}\n",
+		"apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared}\nspec: {devices: {requests: [{name: r, firstAvailable: [{name: a, deviceClassName: gpu.nvidia.com}, {name: b, deviceClassName: mig.nvidia.com}]}]}}\nstatus: {allocation: {}}\n",
+		"apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nresources: {deviceClassMappings: [{name: '', deviceClassNames: []}, {name: 'a/<profile><profile>', deviceClassNames: [x, x]}], transformations: [{input: x}]}\nwebhook: {port: 9443}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -74,6 +74,9 @@ func (in *Input) readFolder() ErrorList {
 			problems = append(problems, readProblem(path, err))
 			return nil
 		}
+		if d.IsDir() && path != in.Path && isVariantFolder(path) {
+			return filepath.SkipDir
+		}
 		if !d.IsDir() && isManifestFile(path) {
 			names = append(names, path)
 		}

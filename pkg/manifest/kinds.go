@@ -23,7 +23,7 @@ func supportedKinds() []kindEntry {
 	// own field names (kueue_versions.go), all by one reader per kind.
 	kueueVersions := []string{kueueV1beta1, gantryV1alpha1, kueueV1beta2}
 	kueueAlpha := []string{kueueV1alpha1, kueueV1beta1, gantryV1alpha1, kueueV1beta2}
-	return []kindEntry{
+	return append([]kindEntry{
 		{kueueVersions, "ResourceFlavor", (*loader).kueue},
 		{kueueVersions, "ClusterQueue", (*loader).kueue},
 		{kueueVersions, "LocalQueue", (*loader).kueue},
@@ -53,7 +53,7 @@ func supportedKinds() []kindEntry {
 		{[]string{"v1"}, "Pod", (*loader).pod},
 		{[]string{"v1"}, "Node", (*loader).node},
 		{[]string{"v1"}, "Namespace", (*loader).namespace},
-	}
+	}, draKinds()...)
 }
 
 // lookupKind finds the handler of apiVersion/kind, or says which field is wrong and why.
@@ -74,7 +74,7 @@ func lookupKind(apiVersion, kind string) (handler, string, string) {
 		}
 	}
 	if len(versionsOfKind) > 0 {
-		return nil, "apiVersion", fmt.Sprintf("kind %s is not read under apiVersion %q; supported: %s", kind, apiVersion, strings.Join(versionsOfKind, ", "))
+		return nil, "apiVersion", fmt.Sprintf("kind %s is not read under apiVersion %q; supported: %s%s", kind, apiVersion, strings.Join(versionsOfKind, ", "), versionHint(apiVersion))
 	}
 	if knownVersion {
 		return nil, "kind", fmt.Sprintf("unknown kind %q for apiVersion %s; supported: %s", kind, apiVersion, strings.Join(kindsOf(apiVersion), ", "))

@@ -29,6 +29,7 @@ func podSet(name string, count int32, t corev1.PodTemplateSpec, path string, c e
 		PriorityClassName: spec.PriorityClassName,
 		SchedulerName:     spec.SchedulerName,
 		Topology:          topologyRequest(t.Annotations, joinKey(path, "metadata")+".annotations", c),
+		Claims:            podClaims(spec, joinKey(path, "spec"), c),
 	}
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
 		ps.Affinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution

@@ -11,6 +11,7 @@ import (
 // queues, grouped pods, PodGroups), adds implicit cohorts and checks every reference.
 func (l *loader) resolve() {
 	l.convertVolcanoQueues()
+	l.resolveClaims() // before grouping: a plain pod's claim errors point at the pod
 	l.groupPods()
 	l.applyPodGroups()
 	l.implicitCohorts()
@@ -21,6 +22,7 @@ func (l *loader) resolve() {
 	l.checkPriorityClasses()
 	l.resolveWorkloads()
 	l.checkEvents()
+	l.checkSlices()
 	l.resolveLivePods()
 }
 

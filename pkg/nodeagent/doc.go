@@ -16,7 +16,8 @@
 //     migoperands.go): brings the GPUs to the mig-parted config the node's
 //     nvidia.com/mig.config label names, pausing the GPU Operator's operands, as NVIDIA's
 //     MIG manager does (the protocol's words are in migprotocol, the file format in
-//     migparted).
+//     migparted). Under all-dynamic (migparted.Dynamic) it leaves the GPUs alone: the
+//     DRA plugin sets MIG mode and carves instances per claim (migdynamic.go).
 //   - Health (health.go, health_config.go): NVML XID and ECC events to device health,
 //     with NVIDIA's application-XID filter and DP_DISABLE_HEALTHCHECKS.
 //

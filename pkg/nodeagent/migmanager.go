@@ -58,6 +58,15 @@ type MIGOptions struct {
 	// Reboot, when set, is called after the state is set to rebooting for a change that
 	// needs a GPU reset; nil fails such a change with the reason instead.
 	Reboot Rebooter
+	// DRA says the agent serves the DRA kubelet plugin, the only thing that carves
+	// instances under migparted.Dynamic; without it that config fails with the reason.
+	DRA bool
+	// Carving says the agent runs all-dynamic (it read migparted.Dynamic at start, with
+	// DRA): the instances on its MIG GPUs are claims' carvings, so under migparted.Dynamic
+	// the manager only turns MIG mode on and never destroys an instance. Without it,
+	// migparted.Dynamic is a change from a fixed layout, applied as MIG on without
+	// instances (clearing the old layout's).
+	Carving bool
 }
 
 // MIGManager brings the node's GPUs to the mig-parted config the node's migprotocol.LabelConfig

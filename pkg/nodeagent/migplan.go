@@ -15,6 +15,10 @@ type migPlan struct {
 	config string
 	model  devices.Model
 	gpus   []migparted.Plan
+	// keepInstances leaves the GPUs alone: on an all-dynamic agent (migparted.Dynamic)
+	// the DRA plugin owns each GPU's MIG mode and instances per claim (MIG off for a GPU
+	// given whole, on from the first carving), so the plan holds whatever they are.
+	keepInstances bool
 }
 
 // resolveMIGConfig discovers the node and resolves config of spec for its GPUs. Every
@@ -61,7 +65,13 @@ func (p migPlan) holds(d *Discovery) bool {
 			continue
 		}
 		g, ok := gpuByIndex(d, want.Index)
-		if !ok || g.MIGEnabled != want.MIGEnabled || !slices.Equal(profileCounts(g.Instances), profileCounts(want.Instances)) {
+		if !ok {
+			return false
+		}
+		if p.keepInstances {
+			continue
+		}
+		if g.MIGEnabled != want.MIGEnabled || !slices.Equal(profileCounts(g.Instances), profileCounts(want.Instances)) {
 			return false
 		}
 	}
@@ -78,9 +88,9 @@ func (p migPlan) mismatch(d *Discovery) string {
 		switch {
 		case !ok:
 			return fmt.Sprintf("GPU %d is gone", want.Index)
-		case g.MIGEnabled != want.MIGEnabled:
+		case !p.keepInstances && g.MIGEnabled != want.MIGEnabled:
 			return fmt.Sprintf("GPU %d reads back MIG enabled %t, want %t", want.Index, g.MIGEnabled, want.MIGEnabled)
-		case fmt.Sprint(g.Instances) != fmt.Sprint(want.Instances):
+		case !p.keepInstances && fmt.Sprint(g.Instances) != fmt.Sprint(want.Instances):
 			return fmt.Sprintf("GPU %d reads back %v, want %v", want.Index, g.Instances, want.Instances)
 		}
 	}
@@ -107,11 +117,15 @@ func profileCounts(in []devices.Instance) []string {
 }
 
 // apply changes each selected GPU; want is nil for MIG off and non-nil (perhaps empty,
-// as all-enabled asks) for MIG on. The first error stops, naming the GPU.
+// as all-enabled asks) for MIG on; with keepInstances only the MIG mode is set. The
+// first error stops, naming the GPU.
 func (p migPlan) apply(lib nvml.Interface) error {
 	for _, g := range p.gpus {
 		if !g.Selected {
 			continue
+		}
+		if p.keepInstances {
+			continue // the DRA plugin sets MIG mode per claim
 		}
 		var want []devices.Instance
 		if g.MIGEnabled {

@@ -12,7 +12,9 @@ import (
 
 // readMIG reads a GPU's MIG mode, offered profiles and live instances into g. A GPU
 // with MIG on gets a MIG sharing whose custom layout is exactly its instances, so the
-// device model offers what the GPU really has.
+// device model offers what the GPU really has. On a node configured all-dynamic
+// (devices.LayoutDynamic) every MIG GPU keeps that sharing and lists no instance,
+// whatever is carved on it.
 func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, totalBytes uint64) error {
 	current, _, r := h.GetMigMode()
 	if r == nvml.ERROR_NOT_SUPPORTED {
@@ -25,6 +27,14 @@ func (d *Discovery) readMIG(g *GPUInfo, h nvml.Device, sharing devices.Sharing, 
 	var err error
 	if g.Profiles, err = readProfiles(g.Index, h, totalBytes); err != nil {
 		return err
+	}
+	if sharing.DynamicMIG() {
+		// The layout is chosen at allocation time: instances there now were carved
+		// for claims the DRA plugin prepared (its checkpoint keeps them), not a layout
+		// to advertise, and MIG mode is turned on by the first carving if it is off.
+		g.MIGEnabled = current == nvml.DEVICE_MIG_ENABLE
+		g.Sharing = dynamicSharing(sharing)
+		return nil
 	}
 	if current != nvml.DEVICE_MIG_ENABLE {
 		if sharing.Mode == devices.MIG {
@@ -135,6 +145,13 @@ func firstFailure(rs ...nvml.Return) error {
 		}
 	}
 	return nil
+}
+
+// dynamicSharing is a MIG GPU's sharing on a node configured all-dynamic: whole
+// instances carved per claim (time-sliced MIG devices need a fixed layout, so the
+// configured per-resource entries do not apply).
+func dynamicSharing(s devices.Sharing) devices.Sharing {
+	return devices.Sharing{Mode: devices.MIG, MIGStrategy: s.MIGStrategy, Layout: devices.LayoutDynamic}
 }
 
 // migSharing is a MIG GPU's sharing under the node's configured sharing, spelled as the

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/nodeagent/migparted"
 	"github.com/gantry-sched/gantry/pkg/nodeagent/migprotocol"
 )
 
@@ -54,6 +55,10 @@ type migRun struct {
 }
 
 func (r *migRun) run(ctx context.Context) (migprotocol.Status, error) {
+	dynamic := migparted.IsDynamic(r.config)
+	if dynamic && !r.m.opts.DRA {
+		return r.finish(ctx, migprotocol.Failed, "%s leaves MIG instances to DRA claims, and this agent does not serve the DRA kubelet plugin (--dra): nothing would carve them", r.config)
+	}
 	spec, err := r.m.opts.Load()
 	if err != nil {
 		return r.finish(ctx, migprotocol.Failed, "%v", err)
@@ -62,6 +67,8 @@ func (r *migRun) run(ctx context.Context) (migprotocol.Status, error) {
 	if err != nil {
 		return r.finish(ctx, migprotocol.Failed, "%v", err)
 	}
+	// The instances on an all-dynamic agent's GPUs belong to prepared claims.
+	plan.keepInstances = dynamic && r.m.opts.Carving
 	if plan.holds(d) {
 		return r.finish(ctx, migprotocol.Success, "")
 	}

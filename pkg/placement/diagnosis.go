@@ -110,6 +110,9 @@ func (t *tally) add(r Rejection) {
 // tallyKeyOf is what r is counted under: its reason and resource, or its subject
 // when it names no resource.
 func tallyKeyOf(r Rejection) tallyKey {
+	if r.Claim != nil { // counted per claim, request and reason (claimKey)
+		return tallyKey{reason: r.Reason, subject: claimKey(r.Claim)}
+	}
 	k := tallyKey{reason: r.Reason, resource: r.Resource}
 	if r.Resource == "" {
 		k.subject = r.Subject

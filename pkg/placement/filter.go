@@ -78,7 +78,7 @@ func resourceCheckWith(ov *cluster.Overlay, i int, p *PodRequest, all bool, out 
 		a, ref = d.Fit(p.GPU)
 	}
 	if ref != nil {
-		return devices.Assignment{}, append(out, Rejection{Reason: ReasonDevices, Resource: ref.Resource, Detail: ref.Reason})
+		return devices.Assignment{}, append(out, deviceRejection(d, p, ref))
 	}
 	return a, out
 }

@@ -61,6 +61,9 @@ type fitKey struct {
 	memory        resources.MiB
 	mig, models   string
 	perContainer  int64
+	// filter is the DRA filter's key (devices.Request.FilterKey): claims with other
+	// selectors or constraints are other shapes.
+	filter string
 }
 
 type fitEntry struct {
@@ -75,7 +78,7 @@ type fitEntry struct {
 const maxShapes = 256
 
 func fitKeyOf(r devices.Request) fitKey {
-	k := fitKey{units: r.Units, shared: r.Shared, milli: r.Milli, memory: r.Memory, perContainer: r.PerContainer}
+	k := fitKey{units: r.Units, shared: r.Shared, milli: r.Milli, memory: r.Memory, perContainer: r.PerContainer, filter: r.FilterKey()}
 	if len(r.MIG) > 0 {
 		parts := make([]string, len(r.MIG))
 		for i, m := range r.MIG {

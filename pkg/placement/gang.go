@@ -28,13 +28,19 @@ func PlaceWorkload(ov *cluster.Overlay, w *api.Workload, fc FlavorConstraints, o
 	placers := make([]*setPlacer, len(w.PodSets))
 	for si := range w.PodSets {
 		ps := &w.PodSets[si]
-		req, err := NewPodRequest(ps, fc[ps.Name])
+		req, err := opts.podRequest(w, ps, fc[ps.Name])
 		if err != nil {
 			return Placement{}, &Diagnosis{Workload: w.ID(), PodSet: ps.Name, GangSize: total, TotalNodes: ov.NumNodes(), Err: err.Error()}
 		}
 		p := &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand, fits: opts.FitCache, quiet: opts.Quiet}
 		placers[si] = p
-		pods, d := p.place(gang[si])
+		var pods []PodPlacement
+		var d *Diagnosis
+		if sharedClaimsOf(ps, w.Namespace) != nil {
+			pods, d = p.placeShared(gang[si], opts)
+		} else {
+			pods, d = p.place(gang[si])
+		}
 		if d != nil {
 			ov.Undo(mark)
 			d.Placed += len(pl.Pods)

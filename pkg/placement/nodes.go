@@ -58,7 +58,9 @@ const noSlot = math.MinInt64
 // in the order of nodes.
 func newChooser(ov *cluster.Overlay, nodes []int, req *PodRequest, scorers []WeightedScorer, rnd *rand.Rand, fits *FitCache) *chooser {
 	c := &chooser{ov: ov, req: req, scorers: scorers, rnd: rnd}
-	if twinSafe(scorers) {
+	// A DRA filter may read what differs between twins (a GPU's UUID): each node is
+	// then evaluated on its own.
+	if twinSafe(scorers) && req.GPU.Filter == nil {
 		c.twins = map[int32]int{}
 	}
 	if fits != nil && !req.GPU.IsZero() {
@@ -222,7 +224,8 @@ func (c *chooser) fit(i int, scratch []Rejection) (devices.Assignment, bool) {
 // scratch slice: it is only read while scoring.
 func (c *chooser) predictWhole(i int) (devices.Assignment, bool) {
 	g := c.req.GPU
-	if g.Units <= 0 || len(g.ModelConstraint) > 0 || c.ov.GPUMode(i) != devices.Exclusive {
+	// A DRA filter may rule out the GPUs guessed (say, by UUID): the device model judges.
+	if g.Units <= 0 || len(g.ModelConstraint) > 0 || g.Filter != nil || c.ov.GPUMode(i) != devices.Exclusive {
 		return devices.Assignment{}, false
 	}
 	c.guess = c.guess[:0]

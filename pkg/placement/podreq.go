@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
+	"github.com/gantry-sched/gantry/pkg/dra"
 	"github.com/gantry-sched/gantry/pkg/resources"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -23,6 +24,9 @@ type PodRequest struct {
 	Affinity     *corev1.NodeSelector
 	Tolerations  []corev1.Toleration
 	FlavorLabels map[string]string
+	// Claims are the pod's compiled DRA claims (nil when it asks through extended
+	// resources); GPU is then their request, filter included.
+	Claims *dra.PodClaims
 	// names are NonGPU's resource names, sorted, so checks report deterministically.
 	names []resources.Name
 	// selector and flavor are NodeSelector and FlavorLabels as pairs sorted by key: the
@@ -45,18 +49,28 @@ type PodRequest struct {
 }
 
 // NewPodRequest prepares the pods of pod set ps under flavor constraint fc. A GPU
-// request the device model cannot parse is an error naming the pod set.
+// request the device model cannot parse is an error naming the pod set, as is a pod set
+// with DRA claims (NewClaimPodRequest prepares those).
 func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
+	if ps.HasClaims() {
+		return nil, fmt.Errorf("pod set %q: has DRA claims: compile them with the cluster's DeviceClasses", ps.Name)
+	}
 	gpu, err := devices.ParseRequest(ps.Requests)
 	if err != nil {
 		return nil, fmt.Errorf("pod set %q: requests: %w", ps.Name, err)
 	}
 	gpu.PerContainer = ps.ContainerGPU
+	return newPodRequest(ps, fc, ps.Requests, gpu, pluginNames(gpu)), nil
+}
+
+// newPodRequest builds the request from what the pod is charged on a node (requests)
+// and its GPU request; gpuNames are the device-plugin resources a node must offer.
+func newPodRequest(ps *api.PodSet, fc FlavorConstraint, requests resources.Vector, gpu devices.Request, gpuNames []resources.Name) *PodRequest {
 	tol := ps.Tolerations
 	if len(fc.Tolerations) > 0 {
 		tol = append(append([]corev1.Toleration(nil), ps.Tolerations...), fc.Tolerations...)
 	}
-	nonGPU := cluster.NonGPU(ps.Requests)
+	nonGPU := cluster.NonGPU(requests)
 	cpuMemOnly := true
 	for name, want := range nonGPU {
 		if want > 0 && name != resources.CPU && name != resources.Memory && name != resources.Pods {
@@ -68,10 +82,10 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 		selector:     sortedPairs(ps.NodeSelector),
 		flavor:       sortedPairs(fc.NodeLabels),
 		pods:         nonGPU[resources.Pods],
-		Requests:     ps.Requests,
+		Requests:     requests,
 		NonGPU:       nonGPU,
 		names:        nonGPU.Names(),
-		gpuNames:     pluginNames(gpu),
+		gpuNames:     gpuNames,
 		cpu:          nonGPU[resources.CPU],
 		mem:          nonGPU[resources.Memory],
 		GPU:          gpu,
@@ -81,7 +95,7 @@ func NewPodRequest(ps *api.PodSet, fc FlavorConstraint) (*PodRequest, error) {
 		FlavorLabels: fc.NodeLabels,
 	}
 	p.static = staticKeyOf(p)
-	return p, nil
+	return p
 }
 
 // NewSimplePodRequest prepares a pod from its requests alone (benchmarks, simulators).

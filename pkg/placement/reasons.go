@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 
+	"github.com/gantry-sched/gantry/pkg/dra"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -58,6 +59,9 @@ type Rejection struct {
 	Resource resources.Name
 	Subject  string
 	Detail   string
+	// Claim, on a Devices rejection of a pod asking through DRA claims, says which
+	// claim, request, selector or constraint and device ruled the node out.
+	Claim *dra.Refusal
 	// short is the shortfall behind an Insufficient rejection, rendered into its text
 	// only when shown (Text): a diagnosis checks thousands of nodes and shows a few.
 	short shortfall
@@ -82,6 +86,8 @@ func (r Rejection) Text() string {
 // e.g. "Insufficient cpu" or "Taint spot=true:NoSchedule".
 func (r Rejection) Key() string {
 	switch {
+	case r.Claim != nil:
+		return claimKey(r.Claim)
 	case r.Resource != "":
 		return r.Reason.String() + " " + string(r.Resource)
 	case r.Subject != "":
@@ -116,6 +122,9 @@ func (r Rejection) phrase() string {
 	case ReasonInsufficient:
 		return "too little free " + string(r.Resource)
 	case ReasonDevices:
+		if r.Claim != nil {
+			return claimPhrase(r.Claim)
+		}
 		if r.Resource == resources.NvidiaGPU || r.Resource == resources.GPUMilli {
 			return "too few free GPUs"
 		}

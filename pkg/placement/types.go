@@ -42,6 +42,9 @@ type Options struct {
 	// again, each rejection formatted): callers that only ask whether a gang fits, such
 	// as reservation walks, get a Diagnosis without Counts, NearMiss or FitNodes.
 	Quiet bool
+	// Claims compiles the DRA claims of pod sets that have them (nil: such a pod set
+	// cannot be placed, and its Diagnosis says so).
+	Claims *DeviceClaims
 }
 
 // PodPlacement is one pod's place: its pod set, index in the set, node and devices.

@@ -71,14 +71,8 @@ func (c modelCommitter) admit(ov *cluster.Overlay, a plan.Admission, bs []plan.B
 	}
 	// Quota.Admit re-checks the planned assignment against the authoritative usage.
 	asg := a.Quota
-	changes := make([]cluster.Change, 0, len(bs))
-	for _, b := range bs {
-		changes = append(changes, cluster.Change{Op: cluster.OpBind, Pod: cluster.BoundPod{
-			Ref: podRef(b), Node: b.Node, Requests: b.Requests, Devices: b.Assignment,
-		}})
-	}
 	mark := ov.Mark()
-	if err := ov.ApplyGroup(changes); err != nil {
+	if err := s.bindPods(ov, st.w, bs); err != nil { // shared claims: dra_shared.go
 		return err
 	}
 	if err := s.quota.Admit(st.w, asg); err != nil {

@@ -165,6 +165,7 @@ func (s *Simulator) unbind(st *wlState) error {
 			changes = append(changes, cluster.Change{Op: cluster.OpRemove, Pod: bp})
 		}
 	}
+	changes = append(changes, s.releasedClaims(st)...) // shared claims no one uses now
 	next, err := s.snap.Apply(changes)
 	if err != nil {
 		return fmt.Errorf("simulate: releasing %s: %w", id, err)

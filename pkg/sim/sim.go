@@ -9,6 +9,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/engine"
+	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
@@ -54,7 +55,8 @@ type Simulator struct {
 	cqs      map[string]*api.ClusterQueue
 	log      []EventRecord
 	dirty    bool
-	chg      changes // what moved since the last sample, for DeltaObservers (changes.go)
+	chg      changes                 // what moved since the last sample, for DeltaObservers (changes.go)
+	claims   *placement.DeviceClaims // compiled DRA claims, for shared claims (dra_shared.go)
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.
@@ -100,7 +102,7 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 
 // buildCluster expands node pools and reads v1 Nodes into the first snapshot.
 func (s *Simulator) buildCluster() error {
-	nodes, err := cluster.NodesOf(s.objs)
+	nodes, err := cluster.NodesOf(s.objs) // node pools, v1 Nodes, GPUs of ResourceSlices
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}

@@ -18,7 +18,9 @@ import (
 // Options choose what Start runs.
 type Options struct {
 	// ControllerManager also runs kube-controller-manager with the Job,
-	// garbage-collector and namespace controllers (Jobs then create their pods).
+	// garbage-collector, namespace and resourceclaim controllers (Jobs then create
+	// their pods; a pod's ResourceClaimTemplates become its ResourceClaims, and a
+	// claim whose pods are gone is released, as in a cluster with DRA).
 	ControllerManager bool
 	// StartTimeout bounds the wait for readiness; 0 means 90 seconds.
 	StartTimeout time.Duration
@@ -151,7 +153,7 @@ func (e *Env) startAPIServer(bin, etcdURL string, port int, token string) (*proc
 		return nil, fmt.Errorf("kubeenv: %w", err)
 	}
 	// No node lifecycle controller runs (not even with the controller manager, which
-	// gets only the Job, GC and namespace controllers), so nothing would remove the
+	// gets only the Job, GC, namespace and resourceclaim controllers), so nothing would remove the
 	// not-ready taint TaintNodesByCondition adds; and no token controller serves the
 	// ServiceAccount plugin. Disable both so plain Node and Pod objects work.
 	disabled := "ServiceAccount,TaintNodesByCondition"
@@ -180,7 +182,7 @@ func (e *Env) startAPIServer(bin, etcdURL string, port int, token string) (*proc
 func (e *Env) startControllerManager(bin string) error {
 	p, err := startProcess(e.dir, "kube-controller-manager", bin, []string{
 		"--kubeconfig=" + e.Kubeconfig,
-		"--controllers=job-controller,garbage-collector-controller,namespace-controller",
+		"--controllers=job-controller,garbage-collector-controller,namespace-controller,resourceclaim-controller",
 		"--leader-elect=false",
 		"--secure-port=0",
 		// The default 20 QPS would make pod creation, not Gantry, the bottleneck of

@@ -109,7 +109,8 @@ func (n *Node) patch(ctx context.Context, body map[string]any, sub string) error
 	return nil
 }
 
-// GPUPods counts the node's pods that are not finished and request any GPU resource.
+// GPUPods counts the node's pods that are not finished and hold a GPU: through an
+// extended GPU resource, or through a DRA claim allocated a GPU device of this node.
 func (n *Node) GPUPods(ctx context.Context) (int, error) {
 	pods, err := n.pods(ctx)
 	if err != nil {
@@ -117,7 +118,17 @@ func (n *Node) GPUPods(ctx context.Context) (int, error) {
 	}
 	count := 0
 	for i := range pods {
-		if !finished(&pods[i]) && requestsGPU(&pods[i], "") {
+		p := &pods[i]
+		if finished(p) {
+			continue
+		}
+		held := requestsGPU(p, "")
+		if !held {
+			if held, err = n.holdsDRAGPU(ctx, p); err != nil {
+				return 0, err
+			}
+		}
+		if held {
 			count++
 		}
 	}

@@ -79,6 +79,11 @@ func (s *Spec) configs(a at, n *yaml.Node) error {
 		if err != nil {
 			return err
 		}
+		if IsDynamic(f.key) {
+			if err := checkDynamic(a.inConfig(f.key), c); err != nil {
+				return err
+			}
+		}
 		s.Configs[f.key] = c
 	}
 	return nil

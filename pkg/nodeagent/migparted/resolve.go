@@ -32,7 +32,7 @@ type Plan struct {
 // the model's placement rules, an index the node does not have or MIG on a GPU without
 // MIG are errors naming the config, entry and field.
 func (s *Spec) Resolve(name string, gpus []GPU) ([]Plan, error) {
-	c, ok := s.Configs[name]
+	c, ok := s.config(name)
 	if !ok {
 		return nil, &Error{File: s.File, Entry: -1, Reason: "no config " + quote(name) + " (configs: " + strings.Join(s.Names(), ", ") + ")"}
 	}

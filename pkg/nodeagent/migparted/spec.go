@@ -43,10 +43,22 @@ func (s *Spec) Names() []string {
 	return out
 }
 
-// Has reports whether the file defines config name.
+// Has reports whether config name can be asked for: the file defines it, or it is
+// Dynamic, which every file offers.
 func (s *Spec) Has(name string) bool {
-	_, ok := s.Configs[name]
+	_, ok := s.config(name)
 	return ok
+}
+
+// config is the named config: the file's, else the built-in Dynamic.
+func (s *Spec) config(name string) (Config, bool) {
+	if c, ok := s.Configs[name]; ok {
+		return c, true
+	}
+	if IsDynamic(name) {
+		return dynamicConfig(), true
+	}
+	return Config{}, false
 }
 
 // selects reports whether the entry applies to the GPU at index with PCI ID id.
