@@ -30,6 +30,8 @@ type simFlags struct {
 	retryAll bool
 	requeue  engine.RequeuePolicy
 	strict   bool
+	// podsReady: pod start delays and Kueue's waitForPodsReady (simulate_podsready.go).
+	podsReady podsReadyFlags
 }
 
 func (f *simFlags) register(cmd *cobra.Command) {
@@ -41,6 +43,7 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
 	cmd.Flags().DurationVar(&f.grace, "grace", engine.DefaultPolicy().Grace, "preemption notice: time a victim gets to checkpoint")
 	requeueFlags(cmd.Flags(), &f.requeue)
+	f.podsReady.register(cmd.Flags())
 	cmd.Flags().BoolVar(&f.strict, "strict", false, strictHelp)
 	cmd.Flags().BoolVar(&f.retryAll, "retry-all", false, "hand every pending workload to every cycle instead of parking inadmissible ones until a relevant change (same decisions, slower; for comparison)")
 }
@@ -55,7 +58,7 @@ func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error)
 	objs := &api.Objects{}
 	if len(f.files) > 0 {
 		var err error
-		if objs, err = manifest.Load(f.files, stdin); err != nil {
+		if objs, f.podsReady.fromFile, err = manifest.LoadWithPodsReady(f.files, stdin); err != nil {
 			return nil, err
 		}
 		if f.strict {
@@ -124,7 +127,11 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 		}
 		until = d
 	}
-	return sim.Options{Until: until, Policy: pol}, nil
+	ready, err := f.podsReady.options(requeueBackoff{fl: f.podsReady.fl, base: f.requeue.BackoffBase, max: f.requeue.BackoffMax, limit: f.requeue.BackoffLimit})
+	if err != nil {
+		return sim.Options{}, err
+	}
+	return sim.Options{Until: until, Policy: pol, PodsReady: ready}, nil
 }
 
 func newSimulateCommand() *cobra.Command {

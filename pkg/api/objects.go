@@ -27,6 +27,9 @@ type Objects struct {
 	ResourceClaims         []ResourceClaim
 	ResourceSlices         []ResourceSlice
 	QuotaMappings          []DeviceClassMapping
+	// HyperNodes are Volcano's HyperNodes, members resolved; they are also the
+	// Topology api.HyperNodeTopology and tier labels on the v1 Nodes (hypernode.go).
+	HyperNodes []HyperNode
 }
 
 // Skipped is one object the loader left out, and why.

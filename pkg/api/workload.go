@@ -18,7 +18,18 @@ const (
 	AnnotationPreferredTopology     = "kueue.x-k8s.io/podset-preferred-topology"
 	AnnotationSliceRequiredTopology = "kueue.x-k8s.io/podset-slice-required-topology"
 	AnnotationSliceSize             = "kueue.x-k8s.io/podset-slice-size"
-	AnnotationVolcanoGroupName      = "scheduling.k8s.io/group-name"
+	// AnnotationUnconstrainedTopology ("true"/"false"): topology-aware placement with no
+	// level constraint; pods fill the tightest gaps across domains.
+	AnnotationUnconstrainedTopology = "kueue.x-k8s.io/podset-unconstrained-topology"
+	// AnnotationPodSetGroupName: pod sets of one workload with the same group name land
+	// in one domain of the required/preferred level they share (Kueue: exactly 2 pod
+	// sets, one of them with a single pod, e.g. a leader and its workers).
+	AnnotationPodSetGroupName = "kueue.x-k8s.io/podset-group-name"
+	// AnnotationSliceRequiredTopologyConstraints is Kueue's multi-layer slice constraint:
+	// a JSON array of {"topology": level, "size": n}, coarsest first, 1 to 3 entries.
+	AnnotationSliceRequiredTopologyConstraints = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+
+	AnnotationVolcanoGroupName = "scheduling.k8s.io/group-name"
 
 	// Simulator timing. On a real cluster submit-at and checkpoint-every are ignored;
 	// duration is read as the runtime the user expects (it dates ETAs and reservations).
@@ -43,7 +54,20 @@ type TopologyMode string
 const (
 	TopologyRequired  TopologyMode = "Required"
 	TopologyPreferred TopologyMode = "Preferred"
+	// TopologyUnconstrained: no common domain; pods are packed into the domains with the
+	// least room first (Kueue's podset-unconstrained-topology).
+	TopologyUnconstrained TopologyMode = "Unconstrained"
 )
+
+// MaxInnerSlices is how many slice layers Kueue allows under the outermost one (3 in all).
+const MaxInnerSlices = 2
+
+// SliceLayer is one inner layer of a multi-layer slice constraint: every Size pods
+// share one domain of Level.
+type SliceLayer struct {
+	Level string
+	Size  int32
+}
 
 // TopologyRequest asks for the pods of a pod set to share one domain of a topology level
 // (a node-label key such as "topology.gantry.dev/rack" or "kubernetes.io/hostname").
@@ -54,6 +78,14 @@ type TopologyRequest struct {
 	// SliceLevel (Kueue's podset-slice-required-topology).
 	SliceLevel string
 	SliceSize  int32
+	// InnerSlices are the further slice layers inside SliceLevel, coarsest first, each
+	// Size dividing the one above (Kueue's podset-slice-required-topology-constraints
+	// after its first entry, which is SliceLevel/SliceSize); unused entries have Size 0.
+	// An array, not a slice, so that a TopologyRequest stays comparable.
+	InnerSlices [MaxInnerSlices]SliceLayer
+	// Group (Kueue's podset-group-name): the pod sets of a workload with the same Group
+	// are placed together in one domain of Level.
+	Group string
 	// HighestTierAllowed is Volcano networkTopology's bound: index into the Topology's
 	// levels counted from the narrowest (1 = narrowest). 0 means unset.
 	HighestTierAllowed int32

@@ -136,6 +136,10 @@ func fromAPIPodSet(in api.PodSet) v1alpha1.PodSet {
 	return out
 }
 
+// fromAPITopology writes a topology request with the fields of Kueue's v1beta2
+// PodSetTopologyRequest: a request with inner slice layers keeps all its layers in
+// podsetSliceRequiredTopologyConstraints (as the multi-layer annotation said them), one
+// with a single layer in podSetSliceRequiredTopology/podSetSliceSize.
 func fromAPITopology(t *api.TopologyRequest) *v1alpha1.PodSetTopologyRequest {
 	if t == nil {
 		return nil
@@ -146,6 +150,15 @@ func fromAPITopology(t *api.TopologyRequest) *v1alpha1.PodSetTopologyRequest {
 		out.Required = ptr.To(t.Level)
 	case api.TopologyPreferred:
 		out.Preferred = ptr.To(t.Level)
+	case api.TopologyUnconstrained:
+		out.Unconstrained = ptr.To(true)
+	}
+	if t.Group != "" {
+		out.PodSetGroupName = ptr.To(t.Group)
+	}
+	if t.InnerSlices[0].Size > 0 {
+		out.PodsetSliceRequiredTopologyConstraints = sliceConstraintsOf(t)
+		return out
 	}
 	if t.SliceLevel != "" {
 		out.PodSetSliceRequiredTopology = ptr.To(t.SliceLevel)
@@ -154,6 +167,58 @@ func fromAPITopology(t *api.TopologyRequest) *v1alpha1.PodSetTopologyRequest {
 		out.PodSetSliceSize = ptr.To(t.SliceSize)
 	}
 	return out
+}
+
+// sliceConstraintsOf lists the slice layers of t, the outermost first.
+func sliceConstraintsOf(t *api.TopologyRequest) []v1alpha1.PodsetSliceRequiredTopologyConstraint {
+	out := []v1alpha1.PodsetSliceRequiredTopologyConstraint{{Topology: t.SliceLevel, Size: t.SliceSize}}
+	for _, l := range t.InnerSlices {
+		if l.Size == 0 {
+			break
+		}
+		out = append(out, v1alpha1.PodsetSliceRequiredTopologyConstraint{Topology: l.Level, Size: l.Size})
+	}
+	return out
+}
+
+// toAPITopology reads a Workload's topology request back: fromAPITopology's inverse.
+// The CRD's validation refuses what is contradictory; the checks here name the field
+// for an object written without it (an older CRD, a dry run).
+func toAPITopology(t *v1alpha1.PodSetTopologyRequest, field string) (*api.TopologyRequest, error) {
+	if t == nil {
+		return nil, nil
+	}
+	tr := &api.TopologyRequest{SliceLevel: ptr.Deref(t.PodSetSliceRequiredTopology, ""), SliceSize: ptr.Deref(t.PodSetSliceSize, 0),
+		Group: ptr.Deref(t.PodSetGroupName, "")}
+	switch {
+	case t.Required != nil:
+		tr.Mode, tr.Level = api.TopologyRequired, *t.Required
+	case t.Preferred != nil:
+		tr.Mode, tr.Level = api.TopologyPreferred, *t.Preferred
+	case ptr.Deref(t.Unconstrained, false):
+		tr.Mode = api.TopologyUnconstrained
+	}
+	layers := t.PodsetSliceRequiredTopologyConstraints
+	if len(layers) == 0 {
+		return tr, nil
+	}
+	at := field + ".podsetSliceRequiredTopologyConstraints"
+	if tr.SliceLevel != "" || tr.SliceSize != 0 {
+		return nil, fmt.Errorf("%s: may not be set beside podSetSliceRequiredTopology or podSetSliceSize", at)
+	}
+	if len(layers) > 1+api.MaxInnerSlices {
+		return nil, fmt.Errorf("%s: %d layers: want 1 to %d", at, len(layers), 1+api.MaxInnerSlices)
+	}
+	for i, l := range layers {
+		if l.Topology == "" || l.Size < 1 {
+			return nil, fmt.Errorf("%s[%d]: level %q size %d: want a level and a size of at least 1", at, i, l.Topology, l.Size)
+		}
+	}
+	tr.SliceLevel, tr.SliceSize = layers[0].Topology, layers[0].Size
+	for i, l := range layers[1:] {
+		tr.InnerSlices[i] = api.SliceLayer{Level: l.Topology, Size: l.Size}
+	}
+	return tr, nil
 }
 
 func toAPIPodSet(in *v1alpha1.PodSet, field string) (api.PodSet, error) {
@@ -172,15 +237,8 @@ func toAPIPodSet(in *v1alpha1.PodSet, field string) (api.PodSet, error) {
 		Tolerations:   in.Tolerations,
 		SchedulerName: SchedulerName,
 	}
-	if t := in.TopologyRequest; t != nil {
-		tr := &api.TopologyRequest{SliceLevel: ptr.Deref(t.PodSetSliceRequiredTopology, ""), SliceSize: ptr.Deref(t.PodSetSliceSize, 0)}
-		switch {
-		case t.Required != nil:
-			tr.Mode, tr.Level = api.TopologyRequired, *t.Required
-		case t.Preferred != nil:
-			tr.Mode, tr.Level = api.TopologyPreferred, *t.Preferred
-		}
-		ps.Topology = tr
+	if ps.Topology, err = toAPITopology(in.TopologyRequest, field+".topologyRequest"); err != nil {
+		return api.PodSet{}, err
 	}
 	return ps, nil
 }

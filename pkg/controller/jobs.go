@@ -89,31 +89,6 @@ func workloadFromModel(apiVersion, kind string, om *metav1.ObjectMeta, m *api.Wo
 	return wl, nil
 }
 
-// topologyFromAnnotations reads Kueue's pod-template topology annotations.
-func topologyFromAnnotations(ann map[string]string) *v1alpha1.PodSetTopologyRequest {
-	var tr v1alpha1.PodSetTopologyRequest
-	set := false
-	if v := ann[api.AnnotationRequiredTopology]; v != "" {
-		tr.Required, set = ptr.To(v), true
-	}
-	if v := ann[api.AnnotationPreferredTopology]; v != "" {
-		tr.Preferred, set = ptr.To(v), true
-	}
-	if v := ann[api.AnnotationSliceRequiredTopology]; v != "" {
-		tr.PodSetSliceRequiredTopology, set = ptr.To(v), true
-	}
-	if v := ann[api.AnnotationSliceSize]; v != "" {
-		var n int32
-		if _, err := fmt.Sscanf(v, "%d", &n); err == nil && n > 0 {
-			tr.PodSetSliceSize, set = ptr.To(n), true
-		}
-	}
-	if !set {
-		return nil
-	}
-	return &tr
-}
-
 // JobFinished reports whether the Job completed or failed, and which.
 func JobFinished(job *batchv1.Job) (done, failed bool) {
 	for _, c := range job.Status.Conditions {

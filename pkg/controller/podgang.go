@@ -9,6 +9,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
+	"github.com/gantry-sched/gantry/pkg/manifest"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -199,9 +200,15 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 				p.Namespace, p.Name, first.Name, g.name)
 		}
 	}
+	// The gang's first pod speaks for all: its topology annotations are read with the
+	// loader's rules, and a bad one refuses the gang (naming the pod and annotation).
+	topo, err := manifest.TopologyOfPod(objectSource, first, "main")
+	if err != nil {
+		return nil, err
+	}
 	ps := v1alpha1.PodSet{Name: "main", Count: int32(size), Requests: req, ContainerGPU: api.ContainerGPU(&first.Spec),
 		NodeSelector: first.Spec.NodeSelector, Tolerations: first.Spec.Tolerations,
-		TopologyRequest: topologyFromAnnotations(first.Annotations)}
+		TopologyRequest: fromAPITopology(topo)}
 	if a := first.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		ps.NodeAffinity = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}

@@ -19,6 +19,14 @@ type RequeuePolicy struct {
 	BackoffBase  time.Duration
 	BackoffMax   time.Duration
 	BackoffLimit int
+	// Limited makes BackoffLimit apply even at 0 (Kueue's backoffLimitCount: 0, no
+	// retry at all); without it 0 means no limit.
+	Limited bool
+}
+
+// limitExceeded reports whether the failures-th failure is past the limit.
+func (p RequeuePolicy) limitExceeded(failures int) bool {
+	return (p.Limited || p.BackoffLimit > 0) && failures > p.BackoffLimit
 }
 
 // Validate reports a policy the scheduler cannot run with.
@@ -60,21 +68,34 @@ func (p RequeuePolicy) Wait(n int) time.Duration {
 // restart with a workload still backing off); the count comes from them, so a
 // restart resumes the same backoff. Without a policy it does nothing.
 func (s *Scheduler) BackOff(id api.WorkloadID, evictedAt time.Time, failures int) {
+	if s.eng.cfg.Requeue.BackoffBase <= 0 {
+		return
+	}
+	s.BackOffWith(id, evictedAt, failures, s.eng.cfg.Requeue)
+}
+
+// BackOffWith is BackOff by the given policy instead of the scheduler's: the simulator
+// backs off waitForPodsReady timeouts by Kueue's requeuingStrategy, which is set apart
+// from the failure policy. A policy with neither a base nor a limit does nothing.
+func (s *Scheduler) BackOffWith(id api.WorkloadID, evictedAt time.Time, failures int, pol RequeuePolicy) {
 	e := s.wls[id]
-	pol := s.eng.cfg.Requeue
-	if e == nil || e.phase != phasePending || failures <= 0 || pol.BackoffBase <= 0 {
+	limited := pol.Limited || pol.BackoffLimit > 0
+	if e == nil || e.phase != phasePending || failures <= 0 || (pol.BackoffBase <= 0 && !limited) {
 		return
 	}
 	r := plan.Rejection{Workload: id, ClusterQueue: e.res.ClusterQueue, Layer: plan.LayerAdmission}
 	b := &plan.Backoff{Failures: failures, EvictedAt: evictedAt}
-	if pol.BackoffLimit > 0 && failures > pol.BackoffLimit {
+	switch {
+	case pol.limitExceeded(failures):
 		e.notBefore = time.Time{}
 		r.Reason, b.Limit = plan.ReasonRequeuingLimitExceeded, pol.BackoffLimit
 		s.setPark(e, ParkedLimit)
-	} else {
+	case pol.BackoffBase > 0:
 		e.notBefore = evictedAt.Add(pol.Wait(failures))
 		r.Reason, b.RetryAt = plan.ReasonBackoffAfterFailure, e.notBefore
 		s.setPark(e, ParkedBackoff)
+	default:
+		return // limited, within the limit, no wait: queued at once
 	}
 	r.Evidence = &plan.Evidence{Backoff: b}
 	e.last, e.hasLast, e.reserved = r, true, nil
@@ -94,5 +115,11 @@ func (s *Scheduler) NextWake() (time.Time, bool) {
 
 // backoffsOver wakes the workloads whose backoff is over by now.
 func (s *Scheduler) backoffsOver(now time.Time) {
-	s.wakeSet(s.parked.byKind[ParkedBackoff], func(e *entry) bool { return !e.notBefore.After(now) })
+	var over []*entry
+	for _, e := range s.parked.byKind[ParkedBackoff].entries() {
+		if !e.notBefore.After(now) {
+			over = append(over, e)
+		}
+	}
+	s.wakeEntries(over)
 }

@@ -97,3 +97,50 @@ func TestSchedulerNoBackoffByDefault(t *testing.T) {
 		t.Errorf("parked %v without a requeue policy", got)
 	}
 }
+
+// Only time wakes a workload waiting out its backoff, and nothing but a new submission one
+// past the limit: capacity freed by another workload, or a newcomer in its ClusterQueue,
+// must not bring it back early (it would be admitted and fail again at once).
+func TestBackoffIgnoresClusterEvents(t *testing.T) {
+	t0 := gt.Epoch()
+	objs, _ := schedWorld(t, "")
+	pol := DefaultPolicy()
+	pol.Requeue = RequeuePolicy{BackoffBase: time.Hour, BackoffMax: time.Hour, BackoffLimit: 2}
+	s, err := Build(objs, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, limited, other := gpuJob("waiting", "open", 8), gpuJob("limited", "open", 8), gpuJob("other", "open", 8)
+	for _, w := range []*api.Workload{waiting, limited, other} {
+		if err := s.Submit(w, t0, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s.Started(w.ID(), t0)
+	}
+	s.Requeued(waiting.ID(), t0.Add(time.Minute), time.Hour)
+	s.BackOff(waiting.ID(), t0.Add(time.Minute), 1)
+	s.Requeued(limited.ID(), t0.Add(time.Minute), time.Hour)
+	s.BackOff(limited.ID(), t0.Add(time.Minute), 3)
+	s.Finished(other.ID()) // frees quota and GPUs in their tree
+	newcomer := gpuJob("newcomer", "open", 1)
+	if err := s.Submit(newcomer, t0.Add(2*time.Minute), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// Every event-driven wake goes through wakeSet or wakeQueue (a preemptor woken by a
+	// new possible victim, a StrictFIFO queue woken whole): call both on everything.
+	cq := s.wls[waiting.ID()].res.ClusterQueue
+	if s.parked.byCQ[cq].Len() != 2 {
+		t.Fatalf("%d parked in ClusterQueue %q, want the two evicted", s.parked.byCQ[cq].Len(), cq)
+	}
+	s.wakeQueue(cq)
+	s.wakeSet(s.parked.byCQ[cq], nil)
+	for _, set := range s.parked.preemptors {
+		s.wakeSet(set, nil)
+	}
+	if got := s.Parked(waiting.ID()); got != ParkedBackoff {
+		t.Errorf("waiting: parked %v after a completion and an arrival, want ParkedBackoff", got)
+	}
+	if got := s.Parked(limited.ID()); got != ParkedLimit {
+		t.Errorf("limited: parked %v after a completion and an arrival, want ParkedLimit", got)
+	}
+}

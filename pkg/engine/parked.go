@@ -79,12 +79,18 @@ func (s *Scheduler) indexQuota(e *entry) {
 func (s *Scheduler) wakeSet(set *entrySet, match func(*entry) bool) {
 	var woken []*entry
 	for _, e := range set.entries() {
-		if match == nil || match(e) {
+		if !e.park.timeBound() && (match == nil || match(e)) {
 			woken = append(woken, e)
 		}
 	}
 	s.wakeEntries(woken)
 }
+
+// timeBound reports whether only time (a requeue backoff) or a new submission (past the
+// requeue limit) wakes a workload parked so: no event of the cluster may, or a
+// workload evicted by failures or a pods-ready timeout would be admitted again at once
+// (backoffsOver wakes the first kind when its time has come).
+func (k Park) timeBound() bool { return k == ParkedBackoff || k == ParkedLimit }
 
 // wakeEntries wakes the given entries. StrictFIFO queues wake whole: a head never runs
 // without its followers behind it.
@@ -109,7 +115,9 @@ func (s *Scheduler) wakeQueue(cq string) {
 	set := s.parked.byCQ[cq]
 	woken := make([]*entry, 0, set.Len())
 	for _, e := range set.entries() {
-		woken = append(woken, e)
+		if !e.park.timeBound() {
+			woken = append(woken, e)
+		}
 	}
 	for _, e := range woken {
 		s.setPark(e, NotParked)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,8 @@ func ShapeKey(w *api.Workload) string {
 		}
 		if t := ps.Topology; t != nil {
 			b.WriteString(string(t.Mode) + "/" + t.Level + "/" + t.SliceLevel + "/" +
-				strconv.Itoa(int(t.SliceSize)) + "/" + strconv.Itoa(int(t.HighestTierAllowed)))
+				strconv.Itoa(int(t.SliceSize)) + "/" + strconv.Itoa(int(t.HighestTierAllowed)) +
+				"/" + t.Group + "/" + fmt.Sprint(t.InnerSlices))
 		}
 		writeClaimsKey(&b, ps.Claims)
 		b.WriteByte('|')

@@ -12,7 +12,8 @@ func kueueConfigVersions() []string {
 }
 
 // kueueConfigWire is Kueue's Configuration as far as Gantry reads it: the DRA quota
-// mappings under resources.deviceClassMappings, checked strictly. The manager's other
+// mappings under resources.deviceClassMappings and waitForPodsReady
+// (kueueconfig_podsready.go), checked strictly. The manager's other
 // settings (webhooks, integrations, leader election...) are listed so a real Kueue
 // config file loads, and are not read: they configure Kueue's process, not scheduling
 // decisions Gantry replays.
@@ -29,27 +30,27 @@ type kueueConfigWire struct {
 		Transformations         []any    `json:"transformations"`
 	} `json:"resources"`
 
-	Namespace                    any `json:"namespace"`
-	ManageJobsWithoutQueueName   any `json:"manageJobsWithoutQueueName"`
-	ManagedJobsNamespaceSelector any `json:"managedJobsNamespaceSelector"`
-	InternalCertManagement       any `json:"internalCertManagement"`
-	WaitForPodsReady             any `json:"waitForPodsReady"`
-	ClientConnection             any `json:"clientConnection"`
-	Integrations                 any `json:"integrations"`
-	QueueVisibility              any `json:"queueVisibility"`
-	MultiKueue                   any `json:"multiKueue"`
-	FairSharing                  any `json:"fairSharing"`
-	AdmissionFairSharing         any `json:"admissionFairSharing"`
-	FeatureGates                 any `json:"featureGates"`
-	ObjectRetentionPolicies      any `json:"objectRetentionPolicies"`
-	Health                       any `json:"health"`
-	Metrics                      any `json:"metrics"`
-	Webhook                      any `json:"webhook"`
-	LeaderElection               any `json:"leaderElection"`
-	Controller                   any `json:"controller"`
-	PprofBindAddress             any `json:"pprofBindAddress"`
-	WebhookAddress               any `json:"webhookAddress"`
-	TLS                          any `json:"tls"`
+	Namespace                    any            `json:"namespace"`
+	ManageJobsWithoutQueueName   any            `json:"manageJobsWithoutQueueName"`
+	ManagedJobsNamespaceSelector any            `json:"managedJobsNamespaceSelector"`
+	InternalCertManagement       any            `json:"internalCertManagement"`
+	WaitForPodsReady             *podsReadyWire `json:"waitForPodsReady"`
+	ClientConnection             any            `json:"clientConnection"`
+	Integrations                 any            `json:"integrations"`
+	QueueVisibility              any            `json:"queueVisibility"`
+	MultiKueue                   any            `json:"multiKueue"`
+	FairSharing                  any            `json:"fairSharing"`
+	AdmissionFairSharing         any            `json:"admissionFairSharing"`
+	FeatureGates                 any            `json:"featureGates"`
+	ObjectRetentionPolicies      any            `json:"objectRetentionPolicies"`
+	Health                       any            `json:"health"`
+	Metrics                      any            `json:"metrics"`
+	Webhook                      any            `json:"webhook"`
+	LeaderElection               any            `json:"leaderElection"`
+	Controller                   any            `json:"controller"`
+	PprofBindAddress             any            `json:"pprofBindAddress"`
+	WebhookAddress               any            `json:"webhookAddress"`
+	TLS                          any            `json:"tls"`
 }
 
 // kueueConfiguration reads the DeviceClass quota mappings of a Kueue Configuration:
@@ -58,7 +59,11 @@ type kueueConfigWire struct {
 // replayed: setting them is an error rather than a silently different quota.
 func (l *loader) kueueConfiguration(d document, c errs) {
 	var in kueueConfigWire
-	if !decode(d, &in, false, c) || in.Resources == nil {
+	if !decode(d, &in, false, c) {
+		return
+	}
+	podsReadyOf(d.v.str("apiVersion"), in.WaitForPodsReady, in.FeatureGates, c) // checked here; read by LoadWithPodsReady
+	if in.Resources == nil {
 		return
 	}
 	if len(in.Resources.Transformations) > 0 {

@@ -159,23 +159,6 @@ type rayJobWire struct {
 	} `json:"spec"`
 }
 
-// podGroupWire is scheduling.volcano.sh/v1beta1 PodGroup.
-type podGroupWire struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              struct {
-		MinMember         int32               `json:"minMember,omitempty"`
-		MinTaskMember     map[string]int32    `json:"minTaskMember,omitempty"`
-		Queue             string              `json:"queue,omitempty"`
-		PriorityClassName string              `json:"priorityClassName,omitempty"`
-		MinResources      corev1.ResourceList `json:"minResources,omitempty"`
-		NetworkTopology   *struct {
-			Mode               string `json:"mode,omitempty"`
-			HighestTierAllowed *int32 `json:"highestTierAllowed,omitempty"`
-		} `json:"networkTopology,omitempty"`
-	} `json:"spec"`
-}
-
 // volcanoQueueWire is scheduling.volcano.sh/v1beta1 Queue.
 type volcanoQueueWire struct {
 	metav1.TypeMeta   `json:",inline"`

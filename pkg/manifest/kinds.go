@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gantry-sched/gantry/pkg/api"
 )
 
 // handler decodes one document of a known kind and converts it.
@@ -35,6 +37,7 @@ func supportedKinds() []kindEntry {
 		{[]string{"scheduling.volcano.sh/v1beta1"}, "Queue", (*loader).volcanoQueue},
 		{[]string{"scheduling.volcano.sh/v1beta1"}, "PodGroup", (*loader).podGroup},
 		{[]string{VolcanoJobAPIVersion}, "Job", (*loader).vcJob},
+		{[]string{api.HyperNodeAPIVersion}, "HyperNode", (*loader).hyperNode},
 		{[]string{"scheduling.k8s.io/v1"}, "PriorityClass", (*loader).priorityClass},
 		{[]string{"batch/v1"}, "Job", (*loader).job},
 		{[]string{"jobset.x-k8s.io/v1alpha2"}, "JobSet", (*loader).jobSet},

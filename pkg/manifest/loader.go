@@ -26,6 +26,7 @@ type loader struct {
 	pods          []podInput
 	podGroups     map[string]*podGroupInput // "namespace/name"
 	volcanoQueues []volcanoQueue
+	volcano       volcanoInputs // HyperNodes and networkTopology tiers (hypernode.go)
 	// nodeNames holds the names of the nodes the NodePools expand to.
 	nodeNames map[string]bool
 }

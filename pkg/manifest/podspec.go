@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -139,39 +138,4 @@ func sortedNames(l corev1.ResourceList) []resources.Name {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-// topologyRequest reads Kueue's podset topology annotations from a pod template.
-func topologyRequest(ann map[string]string, path string, c errs) *api.TopologyRequest {
-	req, hasReq := ann[api.AnnotationRequiredTopology]
-	pref, hasPref := ann[api.AnnotationPreferredTopology]
-	slice, hasSlice := ann[api.AnnotationSliceRequiredTopology]
-	size, hasSize := ann[api.AnnotationSliceSize]
-	if !hasReq && !hasPref && !hasSlice && !hasSize {
-		return nil
-	}
-	t := &api.TopologyRequest{}
-	switch {
-	case hasReq && hasPref:
-		c.add(path+"["+api.AnnotationPreferredTopology+"]", "set either %s or %s, not both", api.AnnotationRequiredTopology, api.AnnotationPreferredTopology)
-		t.Mode, t.Level = api.TopologyRequired, req
-	case hasReq:
-		t.Mode, t.Level = api.TopologyRequired, req
-	case hasPref:
-		t.Mode, t.Level = api.TopologyPreferred, pref
-	}
-	if (hasReq && req == "") || (hasPref && pref == "") {
-		c.add(path, "topology annotation names no level (a node label such as kubernetes.io/hostname)")
-	}
-	if hasSlice != hasSize {
-		c.add(path, "%s and %s must be set together", api.AnnotationSliceRequiredTopology, api.AnnotationSliceSize)
-	}
-	if hasSize {
-		n, err := strconv.ParseInt(size, 10, 32)
-		if err != nil || n <= 0 {
-			c.add(path+"["+api.AnnotationSliceSize+"]", "%q is not a positive integer", size)
-		}
-		t.SliceLevel, t.SliceSize = slice, int32(n)
-	}
-	return t
 }

@@ -10,6 +10,7 @@ import (
 // resolve runs once every file is read: it converts what needed all inputs (Volcano
 // queues, grouped pods, PodGroups), adds implicit cohorts and checks every reference.
 func (l *loader) resolve() {
+	l.resolveHyperNodes() // before PodGroups are applied: their tiers need the HyperNodes
 	l.convertVolcanoQueues()
 	l.resolveClaims() // before grouping: a plain pod's claim errors point at the pod
 	l.groupPods()

@@ -47,12 +47,15 @@ func (l *loader) vcJob(d document, c errs) {
 	}
 	if nt := s.NetworkTopology; nt != nil {
 		if t := volcanoTopology(*nt, "spec.networkTopology", w.c); t != nil {
+			var reqs []*api.TopologyRequest
 			for i := range w.PodSets {
 				if w.PodSets[i].Topology == nil {
 					tc := *t
 					w.PodSets[i].Topology = &tc
+					reqs = append(reqs, &tc)
 				}
 			}
+			l.trackVolcano(*nt, "spec.networkTopology", w.c, reqs...)
 		}
 	}
 	// runningEstimate is the user's expected run time: the simulator's duration unless

@@ -55,9 +55,9 @@ func volcanoGang(w *api.Workload, minMember int32, mins []int32) {
 
 // volcanoTopology reads Volcano's networkTopology (a vcjob's or a PodGroup's) with
 // Volcano's defaults: mode hard. highestTierAllowed counts the Topology's levels from the
-// narrowest (tier 1); highestTierName needs tier names, which Gantry's Topology levels
-// (node labels) do not have, so it is refused rather than ignored. Returns nil when the
-// spec is invalid.
+// narrowest (tier 1); highestTierName names a tier by a HyperNode's tierName and is
+// turned into that tier once every HyperNode is read (loader.trackVolcano). Returns nil
+// when the spec is invalid.
 func volcanoTopology(nt vcNetworkTopology, path string, c errs) *api.TopologyRequest {
 	t := &api.TopologyRequest{}
 	ok := true
@@ -77,12 +77,8 @@ func volcanoTopology(nt vcNetworkTopology, path string, c errs) *api.TopologyReq
 		}
 		t.HighestTierAllowed = *nt.HighestTierAllowed
 	}
-	if nt.HighestTierName != "" {
-		if nt.HighestTierAllowed != nil {
-			c.add(path+".highestTierName", "set either highestTierAllowed or highestTierName, not both")
-		} else {
-			c.add(path+".highestTierName", "%q: tier names are not supported yet (Gantry's Topology levels are node labels without tier names); give the tier as highestTierAllowed, counted from the narrowest level (1)", nt.HighestTierName)
-		}
+	if nt.HighestTierName != "" && nt.HighestTierAllowed != nil {
+		c.add(path+".highestTierName", "set either highestTierAllowed or highestTierName, not both")
 		ok = false
 	}
 	if !ok {

@@ -76,3 +76,18 @@ type vcPartitionPolicy struct {
 	NetworkTopology *vcNetworkTopology `json:"networkTopology,omitempty"`
 	MinPartitions   int32              `json:"minPartitions,omitempty"`
 }
+
+// volcanoPodGroupWire is scheduling.volcano.sh/v1beta1 PodGroup, with Volcano's whole
+// NetworkTopologySpec (highestTierName included).
+type volcanoPodGroupWire struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		MinMember         int32               `json:"minMember,omitempty"`
+		MinTaskMember     map[string]int32    `json:"minTaskMember,omitempty"`
+		Queue             string              `json:"queue,omitempty"`
+		PriorityClassName string              `json:"priorityClassName,omitempty"`
+		MinResources      corev1.ResourceList `json:"minResources,omitempty"`
+		NetworkTopology   *vcNetworkTopology  `json:"networkTopology,omitempty"`
+	} `json:"spec"`
+}

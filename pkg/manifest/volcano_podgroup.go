@@ -9,14 +9,14 @@ import (
 )
 
 type podGroupInput struct {
-	in podGroupWire
+	in volcanoPodGroupWire
 	// topology is spec.networkTopology as a request (nil when absent or invalid).
 	topology *api.TopologyRequest
 	c        errs
 }
 
 func (l *loader) podGroup(d document, c errs) {
-	var in podGroupWire
+	var in volcanoPodGroupWire
 	if !decode(d, &in, false, c) {
 		return
 	}
@@ -39,7 +39,9 @@ func (l *loader) podGroup(d document, c errs) {
 	}
 	pg := &podGroupInput{in: in, c: c}
 	if nt := s.NetworkTopology; nt != nil {
-		pg.topology = volcanoTopology(vcNetworkTopology{Mode: nt.Mode, HighestTierAllowed: nt.HighestTierAllowed}, "spec.networkTopology", c)
+		if pg.topology = volcanoTopology(*nt, "spec.networkTopology", c); pg.topology != nil {
+			l.trackVolcano(*nt, "spec.networkTopology", c, pg.topology)
+		}
 	}
 	if l.register("PodGroup", m, c) {
 		l.podGroups[m.Key()] = pg

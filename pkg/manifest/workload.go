@@ -121,6 +121,7 @@ func (l *loader) addWorkload(w *workloadInput, templateAnnotations map[string]st
 			}
 		}
 	}
+	checkPodSetGroups(&w.Workload, w.c)
 	if !l.register("Workload", w.Meta, w.c) {
 		return
 	}

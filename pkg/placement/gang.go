@@ -23,8 +23,6 @@ func PlaceWorkload(ov *cluster.Overlay, w *api.Workload, fc FlavorConstraints, o
 	for _, g := range gang {
 		total += g
 	}
-	mark := ov.Mark()
-	pl := Placement{Workload: w.ID()}
 	placers := make([]*setPlacer, len(w.PodSets))
 	for si := range w.PodSets {
 		ps := &w.PodSets[si]
@@ -32,25 +30,53 @@ func PlaceWorkload(ov *cluster.Overlay, w *api.Workload, fc FlavorConstraints, o
 		if err != nil {
 			return Placement{}, &Diagnosis{Workload: w.ID(), PodSet: ps.Name, GangSize: total, TotalNodes: ov.NumNodes(), Err: err.Error()}
 		}
-		p := &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand, fits: opts.FitCache, quiet: opts.Quiet}
-		placers[si] = p
-		var pods []PodPlacement
+		placers[si] = &setPlacer{ov: ov, w: w, ps: ps, req: req, fc: fc[ps.Name], scorers: scorers, rnd: opts.Rand, fits: opts.FitCache, quiet: opts.Quiet}
+	}
+	groups, why := podSetGroups(w) // topo_group.go
+	if why != "" {
+		return Placement{}, &Diagnosis{Workload: w.ID(), GangSize: total, TotalNodes: ov.NumNodes(), Err: why}
+	}
+	mark := ov.Mark()
+	perSet := make([][]PodPlacement, len(w.PodSets))
+	for si, p := range placers {
 		var d *Diagnosis
-		if sharedClaimsOf(ps, w.Namespace) != nil {
-			pods, d = p.placeShared(gang[si], opts)
-		} else {
-			pods, d = p.place(gang[si])
+		switch {
+		case groups[si] != nil && groups[si][0] != si:
+			continue // placed with its group's first member
+		case groups[si] != nil:
+			var pods [][]PodPlacement
+			pods, d = placeGroup(placers, groups[si], gang)
+			for k, m := range groups[si] {
+				if d == nil {
+					perSet[m] = pods[k]
+				}
+			}
+		case sharedClaimsOf(p.ps, w.Namespace) != nil:
+			perSet[si], d = p.placeShared(gang[si], opts)
+		default:
+			perSet[si], d = p.place(gang[si])
 		}
 		if d != nil {
 			ov.Undo(mark)
-			d.Placed += len(pl.Pods)
+			d.Placed += countPods(perSet)
 			d.GangSize = total
 			return Placement{}, d
 		}
+	}
+	pl := Placement{Workload: w.ID()}
+	for _, pods := range perSet {
 		pl.Pods = append(pl.Pods, pods...)
 	}
 	pl.Pods = placeExtras(placers, gang, pl.Pods)
 	return pl, nil
+}
+
+func countPods(perSet [][]PodPlacement) int {
+	n := 0
+	for _, pods := range perSet {
+		n += len(pods)
+	}
+	return n
 }
 
 // gangCounts is, per pod set, how many pods belong to the gang: MinMember taken from the
@@ -150,8 +176,16 @@ func (p *setPlacer) place(n int) ([]PodPlacement, *Diagnosis) {
 		return nil, nil
 	}
 	t := p.ps.Topology
+	if unconstrained(t) {
+		return p.placeUnconstrained(n) // topo_unconstrained.go
+	}
 	if t == nil || (t.Level == "" && t.HighestTierAllowed == 0 && t.SliceLevel == "") {
 		return p.placeIn(nil, n)
+	}
+	if why := sliceOrderProblem(p.topology(), t); why != "" { // topo_slices.go
+		d := p.diagnose(nil)
+		d.Topology = why
+		return nil, d
 	}
 	levels, fallback := p.levels()
 	var why string
@@ -254,7 +288,7 @@ func (p *setPlacer) placeSliced(nodes []int, n int) ([]PodPlacement, *Diagnosis)
 		var got []PodPlacement
 		for _, d := range rankDomains(p.ov, subs, p.req, size) {
 			mark, next := p.ov.Mark(), p.next
-			if pp, diag := p.placeIn(d.Nodes, size); diag == nil {
+			if pp, diag := p.placeLayers(d.Nodes, size, innerSlices(t)); diag == nil {
 				got, ok = pp, true
 				break
 			}

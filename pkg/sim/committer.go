@@ -30,6 +30,10 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 	// once: a snapshot per workload copied every node and pod each time.
 	ov, byWorkload := s.snap.Overlay(), p.BindingsByWorkload()
 	for _, a := range p.Admissions {
+		if s.blocksAdmission() { // waitForPodsReady.blockAdmission (podsready.go)
+			s.holdForPodsReady(a)
+			continue
+		}
 		if err := c.admit(ov, a, byWorkload[a.Workload]); err != nil {
 			res.Refused = append(res.Refused, plan.Conflict{Workload: a.Workload, Reason: err.Error()})
 			r := s.record(s.wls[a.Workload], EvRejected)

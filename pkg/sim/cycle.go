@@ -97,11 +97,14 @@ func (s *Simulator) runningView(st *wlState) placement.Running {
 		StartedAt: Epoch().Add(st.startedAt), GPUMilli: st.gpuMilli, MinRuntime: st.w.MinRuntime,
 		Preemptible: true, CapacityType: st.capacityType, Pods: st.pods,
 	}
+	if st.readyDelay == neverReady {
+		return r // no work, no end in sight: its pods never get Ready
+	}
 	if st.w.Timing.CheckpointEvery > 0 {
-		r.LastCheckpoint = Epoch().Add(st.startedAt + (st.checkpointAt(s.now) - st.base))
+		r.LastCheckpoint = Epoch().Add(st.startedAt + st.readyDelay + (st.checkpointAt(s.now) - st.base))
 	}
 	if rem := st.remaining(); rem > 0 {
-		r.ExpectedEnd = Epoch().Add(st.startedAt + rem)
+		r.ExpectedEnd = Epoch().Add(st.startedAt + st.readyDelay + rem)
 	} else if st.w.MaxRuntime > 0 {
 		r.ExpectedEnd = Epoch().Add(st.startedAt + st.w.MaxRuntime)
 	}

@@ -44,6 +44,10 @@ func (s *Simulator) handle(e simEvent) error {
 		return s.nodesBack(e.nodes)
 	case kWake:
 		s.dirty = true
+	case kReady:
+		s.podsReady(e)
+	case kNotReady:
+		return s.podsReadyTimeout(e)
 	default:
 		return fmt.Errorf("simulate: internal event kind %d unknown", e.kind)
 	}
@@ -82,8 +86,9 @@ func (s *Simulator) start(st *wlState, bindings []plan.Binding) error {
 	if !st.started {
 		st.started, st.firstStart = true, s.now
 	}
-	if rem := st.remaining(); rem > 0 {
-		s.queue.schedule(simEvent{at: s.now + rem, kind: kFinish, wl: st.w.ID(), run: st.run})
+	s.watchPodsReady(st) // the work starts once the pods are Ready
+	if rem := st.remaining(); rem > 0 && st.readyDelay != neverReady {
+		s.queue.schedule(simEvent{at: s.now + st.readyDelay + rem, kind: kFinish, wl: st.w.ID(), run: st.run})
 	}
 	return nil
 }
@@ -123,6 +128,12 @@ func (s *Simulator) notice(st *wlState, grace time.Duration, layer plan.Layer) {
 // evict removes a running or noticed workload now and requeues it with its saved
 // progress; the work since the last checkpoint is lost.
 func (s *Simulator) evict(st *wlState, layer plan.Layer, why string) error {
+	return s.evictQueued(st, layer, why, s.clock())
+}
+
+// evictQueued is evict with the time the workload queues again at (Kueue's requeuing
+// timestamp: its eviction, or its creation for its original place).
+func (s *Simulator) evictQueued(st *wlState, layer plan.Layer, why string, queueAt time.Time) error {
 	if st.phase != plan.Running && st.phase != plan.Preempting {
 		return nil
 	}
@@ -150,7 +161,7 @@ func (s *Simulator) evict(st *wlState, layer plan.Layer, why string) error {
 		return err
 	}
 	st.queuedAt = s.now
-	s.sched.Requeued(st.w.ID(), s.clock(), st.remaining())
+	s.sched.Requeued(st.w.ID(), queueAt, st.remaining())
 	s.emit(s.record(st, EvRequeued))
 	s.dirty = true
 	return nil
@@ -159,6 +170,7 @@ func (s *Simulator) evict(st *wlState, layer plan.Layer, why string) error {
 // unbind removes the workload's pods from the snapshot and its usage from quota.
 func (s *Simulator) unbind(st *wlState) error {
 	id := st.w.ID()
+	s.stopWaitingReady(st) // a run that leaves blocks no admission
 	changes := make([]cluster.Change, 0, len(st.bindings))
 	for _, b := range st.bindings {
 		if bp, ok := s.snap.Pod(podRef(b)); ok {

@@ -18,6 +18,8 @@ const (
 	kNodesGone                      // spot notice over: interrupted nodes go away
 	kNodesBack                      // spot capacity returns / a re-layout completes
 	kWake                           // a requeue backoff ends: run a cycle
+	kReady                          // a run's pods are all Ready (podsready.go)
+	kNotReady                       // waitForPodsReady timeout: pods not all Ready (podsready.go)
 )
 
 // simEvent is one entry of the event queue.

@@ -31,6 +31,8 @@ type Options struct {
 	// KeepLog keeps every event record in memory for Log (tests, small runs). Off, the
 	// records only go to the Observers: a fleet-size run makes millions of them.
 	KeepLog bool
+	// PodsReady is the pod start delay and Kueue's waitForPodsReady (podsready.go).
+	PodsReady PodsReady
 }
 
 // Simulator runs the engine over a modelled cluster. Not safe for concurrent use.
@@ -57,6 +59,10 @@ type Simulator struct {
 	dirty    bool
 	chg      changes                 // what moved since the last sample, for DeltaObservers (changes.go)
 	claims   *placement.DeviceClaims // compiled DRA claims, for shared claims (dra_shared.go)
+	// readyDelays are the nodes' pod ready delays; unready counts the runs whose pods
+	// are not all Ready yet (podsready.go).
+	readyDelays podReadyDelays
+	unready     int
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.
@@ -71,6 +77,13 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	own := *objs
 	own.ClusterQueues = append([]api.ClusterQueue(nil), objs.ClusterQueues...)
 	objs = &own
+	if err := opts.PodsReady.Validate(); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	delays, err := readPodReadyDelays(objs)
+	if err != nil {
+		return nil, err
+	}
 	sched, err := engine.Build(objs, opts.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
@@ -78,7 +91,7 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	s := &Simulator{
 		objs: objs, opts: opts, sched: sched,
 		specs: map[string]cluster.Node{}, offline: map[string]string{}, cordon: map[string]bool{},
-		wls: map[api.WorkloadID]*wlState{}, cqs: map[string]*api.ClusterQueue{},
+		wls: map[api.WorkloadID]*wlState{}, cqs: map[string]*api.ClusterQueue{}, readyDelays: delays,
 	}
 	if s.opts.MaxCyclesPerInstant <= 0 {
 		s.opts.MaxCyclesPerInstant = 64

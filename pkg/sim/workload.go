@@ -20,6 +20,13 @@ type wlState struct {
 	submitted    bool
 	queuedAt     time.Duration
 	failures     int // evictions by node failures (the requeue backoff counts them)
+	// readyDelay is how long the current run's pods take to get Ready (neverReady:
+	// never); its work starts then. waitingReady: they are not Ready yet.
+	// readyTimeouts counts its waitForPodsReady evictions (podsready.go).
+	readyDelay    time.Duration
+	waitingReady  bool
+	readyTimeouts int
+	heldForReady  bool // blockAdmission held it since its last start (logged once)
 	// run counts starts; events carry it so a finish scheduled for an earlier run is
 	// ignored after an eviction.
 	run        int
@@ -46,7 +53,15 @@ func (s *wlState) progressAt(t time.Duration) time.Duration {
 	if s.phase != plan.Running && s.phase != plan.Preempting {
 		return s.base
 	}
-	return s.base + (t - s.startedAt)
+	return s.base + s.workedBy(t)
+}
+
+// workedBy is the run's working time by t: from when its pods got Ready.
+func (s *wlState) workedBy(t time.Duration) time.Duration {
+	if d := t - s.startedAt - s.readyDelay; d > 0 {
+		return d
+	}
+	return 0
 }
 
 // checkpointAt is the progress saved by periodic checkpoints by time t.
@@ -55,7 +70,7 @@ func (s *wlState) checkpointAt(t time.Duration) time.Duration {
 	if every <= 0 {
 		return s.saved
 	}
-	elapsed := t - s.startedAt
+	elapsed := s.workedBy(t)
 	periodic := s.base + (elapsed/every)*every
 	if periodic > s.saved {
 		return periodic

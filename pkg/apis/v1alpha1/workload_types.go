@@ -25,7 +25,11 @@ const (
 	StateFinished      WorkloadState = "Finished"
 )
 
-// PodSetTopologyRequest mirrors Kueue's podset topology annotations as fields.
+// PodSetTopologyRequest mirrors Kueue's podset topology annotations as fields, with
+// the names of Kueue's v1beta2 PodSetTopologyRequest.
+// +kubebuilder:validation:XValidation:rule="[has(self.required), has(self.preferred), has(self.unconstrained) && self.unconstrained].filter(x, x).size() <= 1",message="set at most one of required, preferred and unconstrained"
+// +kubebuilder:validation:XValidation:rule="!has(self.podsetSliceRequiredTopologyConstraints) || (!has(self.podSetSliceRequiredTopology) && !has(self.podSetSliceSize))",message="podsetSliceRequiredTopologyConstraints excludes podSetSliceRequiredTopology and podSetSliceSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.podSetGroupName) || has(self.required) || has(self.preferred)",message="podSetGroupName needs required or preferred"
 type PodSetTopologyRequest struct {
 	// Required is a topology level (node-label key) all pods of the set must share.
 	// +optional
@@ -39,6 +43,37 @@ type PodSetTopologyRequest struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	PodSetSliceSize *int32 `json:"podSetSliceSize,omitempty"`
+	// Unconstrained (Kueue's podset-unconstrained-topology): topology-aware placement
+	// with no common domain; pods fill the tightest gaps first.
+	// +optional
+	Unconstrained *bool `json:"unconstrained,omitempty"`
+	// PodSetGroupName (Kueue's podset-group-name): the pod sets of a workload with the
+	// same group name share one domain of their required or preferred level.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	PodSetGroupName *string `json:"podSetGroupName,omitempty"`
+	// PodsetSliceRequiredTopologyConstraints (Kueue's
+	// podset-slice-required-topology-constraints): slice layers from the coarsest to
+	// the finest, each size dividing the one above. Excludes PodSetSliceRequiredTopology
+	// and PodSetSliceSize.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	// +listType=atomic
+	// +optional
+	PodsetSliceRequiredTopologyConstraints []PodsetSliceRequiredTopologyConstraint `json:"podsetSliceRequiredTopologyConstraints,omitempty"`
+}
+
+// PodsetSliceRequiredTopologyConstraint is one slice layer: every Size pods share one
+// domain of Topology.
+type PodsetSliceRequiredTopologyConstraint struct {
+	// Topology is the level (node-label key).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	Topology string `json:"topology"`
+	// Size is the number of pods per domain of the level.
+	// +kubebuilder:validation:Minimum=1
+	Size int32 `json:"size"`
 }
 
 // PodSet is a group of identical pods. Kueue embeds a full pod template; Gantry keeps
