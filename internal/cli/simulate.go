@@ -58,9 +58,10 @@ func (f *simFlags) load(stdin io.Reader, stderr io.Writer) (*api.Objects, error)
 	objs := &api.Objects{}
 	if len(f.files) > 0 {
 		var err error
-		if objs, f.podsReady.fromFile, err = manifest.LoadWithPodsReady(f.files, stdin); err != nil {
+		if objs, err = manifest.Load(f.files, stdin); err != nil {
 			return nil, err
 		}
+		f.podsReady.fromFile = objs.PodsReady
 		if f.strict {
 			if problems := skippedProblems(objs); len(problems) > 0 {
 				return nil, problems

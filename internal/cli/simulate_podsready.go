@@ -18,7 +18,7 @@ type podsReadyFlags struct {
 	timeout   time.Duration
 	block     bool
 	timestamp string
-	// fromFile is the Configuration's setting (LoadWithPodsReady), nil when none.
+	// fromFile is the Configuration's setting (api.Objects.PodsReady), nil when none.
 	fromFile *api.WaitForPodsReady
 }
 

@@ -19,6 +19,9 @@ type Objects struct {
 	Skipped []Skipped
 	// Live are the pods of a cluster dump that run already (pkg/api live.go).
 	Live LiveState
+	// PodsReady is the waitForPodsReady of a Kueue Configuration among the inputs
+	// (podsready.go); nil when none sets it.
+	PodsReady *WaitForPodsReady
 	// Dynamic Resource Allocation (pkg/api dra.go): DeviceClasses, the claims and
 	// claim templates pods name (already resolved into their pod sets' Claims), the
 	// ResourceSlices of a node dump, and which quota resource each class counts as.

@@ -62,7 +62,7 @@ func (l *loader) kueueConfiguration(d document, c errs) {
 	if !decode(d, &in, false, c) {
 		return
 	}
-	podsReadyOf(d.v.str("apiVersion"), in.WaitForPodsReady, in.FeatureGates, c) // checked here; read by LoadWithPodsReady
+	l.setPodsReady(podsReadyOf(d.v.str("apiVersion"), in.WaitForPodsReady, in.FeatureGates, c), c)
 	if in.Resources == nil {
 		return
 	}

@@ -1,8 +1,6 @@
 package manifest
 
 import (
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -111,77 +109,15 @@ func gateOn(gates any, name string) bool {
 	return on
 }
 
-// LoadWithPodsReady is Load that also returns the waitForPodsReady setting of the
-// Kueue Configuration among the files (nil: none enables it). The files are read
-// once; two Configurations that set it are an error.
-func LoadWithPodsReady(paths []string, stdin io.Reader) (*api.Objects, *api.WaitForPodsReady, error) {
-	inputs, problems := ReadInputs(paths, stdin)
-	l := newLoader()
-	l.errs = append(l.errs, problems...)
-	for _, in := range inputs {
-		for _, f := range in.Files {
-			l.file(f.Name, f.Data)
-		}
+// setPodsReady records a Configuration's waitForPodsReady (nil: it sets none); a second
+// Configuration setting it is an error naming both.
+func (l *loader) setPodsReady(pr *api.WaitForPodsReady, c errs) {
+	if pr == nil {
+		return
 	}
-	l.errs = append(l.errs, EmptyInputs(inputs)...)
-	objs, err := l.finish()
-	if err != nil {
-		return objs, nil, err
+	if l.objs.PodsReady != nil {
+		c.add("waitForPodsReady", "set again: %s sets it already", l.objs.PodsReady.Source)
+		return
 	}
-	pr, err := podsReadyOfInputs(inputs)
-	return objs, pr, err
-}
-
-// podsReadyOfInputs finds the Kueue Configurations among the inputs (already checked
-// by the loader) and reads their waitForPodsReady.
-func podsReadyOfInputs(inputs []Input) (*api.WaitForPodsReady, error) {
-	var found *api.WaitForPodsReady
-	var list ErrorList
-	for _, in := range inputs {
-		for _, f := range in.Files {
-			docs, _ := parseDocuments(f.Name, f.Data) // syntax errors: reported by the loader
-			for _, d := range docs {
-				pr := podsReadyOfDocument(d, &list)
-				if pr == nil {
-					continue
-				}
-				if found != nil {
-					list = append(list, &Error{Source: pr.Source, Kind: "Configuration", Field: "waitForPodsReady",
-						Msg: fmt.Sprintf("set again: %s sets it already", found.Source)})
-					continue
-				}
-				found = pr
-			}
-		}
-	}
-	if len(list) > 0 {
-		return nil, list.sorted()
-	}
-	return found, nil
-}
-
-// podsReadyOfDocument is the waitForPodsReady setting of one document, if it is a
-// Kueue Configuration.
-func podsReadyOfDocument(d document, list *ErrorList) *api.WaitForPodsReady {
-	if d.v == nil || d.v.kind != kindObject || d.v.str("kind") != "Configuration" {
-		return nil
-	}
-	apiVersion := d.v.str("apiVersion")
-	known := false
-	for _, v := range kueueConfigVersions() {
-		known = known || v == apiVersion
-	}
-	if !known {
-		return nil
-	}
-	l := &loader{errs: nil}
-	c := l.newCtx(d, "Configuration", d.v.field("metadata").str("name"))
-	var in kueueConfigWire
-	if !decode(d, &in, false, c) {
-		*list = append(*list, l.errs...)
-		return nil
-	}
-	pr := podsReadyOf(apiVersion, in.WaitForPodsReady, in.FeatureGates, c)
-	*list = append(*list, l.errs...)
-	return pr
+	l.objs.PodsReady = pr
 }

@@ -16,8 +16,11 @@ func loadPodsReady(t *testing.T, doc string) (*api.WaitForPodsReady, error) {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, pr, err := LoadWithPodsReady([]string{path}, nil)
-	return pr, err
+	objs, err := Load([]string{path}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return objs.PodsReady, nil
 }
 
 // waitForPodsReady is read with each version's Kueue defaults and the fields given.

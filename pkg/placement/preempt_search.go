@@ -94,6 +94,14 @@ func searchWithin(w whatIf, base int, list []Running) search {
 		return search{outcome: PreemptStillNoFit, skipped: skipAll(list, SkipNoHelp, why)}
 	}
 	k := shortestPrefix(w, base, list)
+	if k > len(list) {
+		// The probe answered differently for the same victims: ties between nodes are
+		// broken by the placer's random source, which moves on between probes, and a gang
+		// whose pods must follow its first pod (a shared DRA claim) may fit after one
+		// tie-break and not after another. Take no chance on a partial answer.
+		why := fmt.Sprintf("removing all %d eligible gangs does not reliably place the gang", len(list))
+		return search{outcome: PreemptStillNoFit, skipped: skipAll(list, SkipNoHelp, why)}
+	}
 	chosen, dropped := prune(w, base, list[:k])
 	kept, more := minimise(w, base, chosen)
 	out := search{outcome: PreemptFound, chosen: kept}

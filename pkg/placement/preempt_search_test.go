@@ -348,3 +348,23 @@ func TestChooseVictimsProperties(t *testing.T) {
 		}
 	})
 }
+
+// flakyFits answers fits() true and false in turn: a probe whose placement is not a
+// pure function of the state (ties broken by a random source that moves between probes).
+type flakyFits struct{ *peFake }
+
+func (f flakyFits) fits() bool {
+	f.fitCall++
+	return f.fitCall%2 == 1
+}
+
+// A probe that says the gang fits without every candidate and then that it does not fit
+// without the same candidates gives no victims rather than a partial answer (or a crash).
+func TestSearchSurvivesAProbeThatChangesItsAnswer(t *testing.T) {
+	f := &peFake{free: []int{0}, holds: map[api.WorkloadID][]int{"ns/a": {8}}, pods: 1, per: 8}
+	list := []Running{MakeRunning("ns/a").Obj()}
+	out := searchWithin(flakyFits{f}, f.mark(), list)
+	if out.outcome != PreemptStillNoFit || len(out.chosen) != 0 {
+		t.Fatalf("outcome %v, chosen %v; want PreemptStillNoFit and no victims", out.outcome, out.chosen)
+	}
+}

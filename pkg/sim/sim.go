@@ -77,6 +77,11 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	own := *objs
 	own.ClusterQueues = append([]api.ClusterQueue(nil), objs.ClusterQueues...)
 	objs = &own
+	if opts.PodsReady.Config == nil {
+		// A Kueue Configuration among the inputs: explain, get and every driver that
+		// passes no setting of its own run the same simulation as simulate.
+		opts.PodsReady.Config = objs.PodsReady
+	}
 	if err := opts.PodsReady.Validate(); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
