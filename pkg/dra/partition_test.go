@@ -7,11 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"pgregory.net/rapid"
 
@@ -247,25 +243,7 @@ func checkSliceLimits(t *testing.T, s *resourcev1.ResourceSlice, n int) {
 // on the node's slices with the named devices allocated already.
 func upstreamAllocatesPartitioned(t fataler, inv *dra.NodeInventory, classList []resourcev1.DeviceClass, claims []dra.ClaimSpec, allocated []string) bool {
 	t.Helper()
-	published := inv.Slices()
-	ptrs := make([]*resourcev1.ResourceSlice, len(published))
-	for i := range published {
-		ptrs[i] = &published[i]
-	}
-	state := structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID]()}
-	for _, name := range allocated {
-		state.AllocatedDevices.Insert(structured.MakeDeviceID(dra.DriverName, inv.Node(), name))
-	}
-	alloc, err := structured.NewAllocator(context.Background(), structured.Features{PartitionableDevices: true},
-		state, classLister(classList), ptrs, cel.NewCache(64, cel.Features{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := make([]*resourcev1.ResourceClaim, len(claims))
-	for i, c := range claims {
-		objs[i] = &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: "ns"}, Spec: c.Spec}
-	}
-	res, err := alloc.Allocate(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inv.Node()}}, objs)
+	res, err := runUpstream(context.Background(), t, inv, classList, claims, allocated, structured.Features{PartitionableDevices: true})
 	if err != nil {
 		t.Fatalf("upstream: %v", err)
 	}

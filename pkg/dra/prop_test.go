@@ -204,32 +204,17 @@ const upstreamTimeout = 5 * time.Second
 // upstreamAllocates runs kube-scheduler's allocator on the node's slices with the held
 // devices allocated; decided is false when it ran out of time.
 func upstreamAllocates(t *rapid.T, inv *dra.NodeInventory, classList []resourcev1.DeviceClass, claims []dra.ClaimSpec, held []string) (allocates, decided bool) {
-	slices := inv.Slices()
-	ptrs := make([]*resourcev1.ResourceSlice, len(slices))
-	for i := range slices {
-		ptrs[i] = &slices[i]
-	}
-	state := structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID]()}
-	for _, id := range held {
+	names := make([]string, len(held))
+	for i, id := range held {
 		name, ok := inv.DeviceName(id)
 		if !ok {
 			t.Fatalf("no DRA name for %s", id)
 		}
-		state.AllocatedDevices.Insert(structured.MakeDeviceID(dra.DriverName, "n1", name))
+		names[i] = name
 	}
-	alloc, err := structured.NewAllocator(context.Background(), structured.Features{PrioritizedList: true, AdminAccess: true},
-		state, classLister(classList), ptrs, cel.NewCache(64, cel.Features{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := make([]*resourcev1.ResourceClaim, len(claims))
-	for i, c := range claims {
-		objs[i] = &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: "ns"}, Spec: c.Spec}
-	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	ctx, cancel := context.WithTimeout(context.Background(), upstreamTimeout)
 	defer cancel()
-	res, err := alloc.Allocate(ctx, node, objs)
+	res, err := runUpstream(ctx, t, inv, classList, claims, names, structured.Features{PrioritizedList: true, AdminAccess: true})
 	if ctx.Err() != nil {
 		t.Logf("upstream allocator undecided after %s: not compared", upstreamTimeout)
 		return false, false
@@ -241,6 +226,31 @@ func upstreamAllocates(t *rapid.T, inv *dra.NodeInventory, classList []resourcev
 		t.Fatalf("upstream: %v", err)
 	}
 	return res != nil, true
+}
+
+// runUpstream allocates claims with kube-scheduler's structured allocator on the slices
+// the node publishes, the devices named allocated taken already.
+func runUpstream(ctx context.Context, t fataler, inv *dra.NodeInventory, classList []resourcev1.DeviceClass, claims []dra.ClaimSpec,
+	allocated []string, features structured.Features) ([]resourcev1.AllocationResult, error) {
+	t.Helper()
+	published := inv.Slices()
+	ptrs := make([]*resourcev1.ResourceSlice, len(published))
+	for i := range published {
+		ptrs[i] = &published[i]
+	}
+	state := structured.AllocatedState{AllocatedDevices: sets.New[structured.DeviceID]()}
+	for _, name := range allocated {
+		state.AllocatedDevices.Insert(structured.MakeDeviceID(dra.DriverName, inv.Node(), name))
+	}
+	alloc, err := structured.NewAllocator(ctx, features, state, classLister(classList), ptrs, cel.NewCache(64, cel.Features{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]*resourcev1.ResourceClaim, len(claims))
+	for i, c := range claims {
+		objs[i] = &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: "ns"}, Spec: c.Spec}
+	}
+	return alloc.Allocate(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: inv.Node()}}, objs)
 }
 
 // classLister serves DeviceClasses to the upstream allocator.
