@@ -44,7 +44,7 @@ func (n *Node) GPUCount() int {
 	if n.Devices == nil {
 		return 0
 	}
-	return len(n.Devices.GPUs())
+	return n.Devices.NumGPUs() // GPUs() would copy every GPU to count them
 }
 
 // Capacity is the node's total schedulable capacity: Allocatable plus what the device

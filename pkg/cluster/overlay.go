@@ -32,8 +32,9 @@ type Overlay struct {
 // The pod is shared, never written: undoing a removal puts the same record back
 // instead of a copy (a reservation walk releases and restores thousands a cycle).
 type journalEntry struct {
-	op  ChangeOp
-	pod *BoundPod
+	op   ChangeOp
+	node int32 // the pod's node index, so an undo does not look its name up
+	pod  *BoundPod
 }
 
 // Mark is a position in an overlay's journal (see Overlay.Mark and Overlay.Undo).
@@ -52,20 +53,40 @@ func (o *Overlay) Node(i int) *Node { return o.base.nodes.at(i).node }
 func (o *Overlay) NodeIndex(name string) (int, bool) { return o.base.NodeIndex(name) }
 
 func (o *Overlay) state(i int) *nodeState {
-	if st := o.over.get(i); st != nil {
+	if st := o.over.get(i); st != nil && !st.restored {
 		return st
 	}
 	return o.base.nodes.at(i)
 }
 
-// writable returns node i's private state, copying it on first write.
+// writable returns node i's private state, copying it on first write. A private state
+// an undo restored is brought back to the base's content in place, reusing its
+// buffers: a reservation walk releases and restores thousands of nodes a cycle, walk
+// after walk.
 func (o *Overlay) writable(i int) *nodeState {
 	if st := o.over.get(i); st != nil {
+		if st.restored {
+			o.base.nodes.at(i).copyInto(st)
+		}
 		return st
 	}
 	st := o.base.nodes.at(i).cloneSpare(1)
 	o.over.set(i, o.base.nodes.len(), st)
 	return st
+}
+
+// stepped counts a step on node i's private state (a bind or a release).
+func (o *Overlay) stepped(i int) { o.over.get(i).steps++ }
+
+// undone counts the undo of a step on node i: once every step since the state was
+// copied is undone, the node holds the base's content again (up to the order of its
+// pod list), and the overlay reads the base's state, stamp included: memos of the node
+// stay valid, and Snapshot shares the base's state instead of copying it.
+func (o *Overlay) undone(i int) {
+	st := o.over.get(i)
+	if st.steps--; st.steps == 0 {
+		st.restored = true
+	}
 }
 
 // Free returns node i's free non-GPU resources in the overlay (read-only).
@@ -96,11 +117,15 @@ func (o *Overlay) AllocatableCPUMemory(i int) (cpu, memory resources.Amount) {
 // Forget to change it; nil on nodes without GPUs).
 func (o *Overlay) Devices(i int) *devices.NodeDevices { return o.state(i).devices }
 
-// PodsOn returns the pods on node i in the overlay (read-only).
+// PodsOn returns the pods on node i in the overlay (read-only, and valid until the
+// overlay next changes the node: a release removes from the list in place).
 func (o *Overlay) PodsOn(i int) []PodRef { return o.state(i).pods }
 
 // Touched reports whether the overlay has written node i.
-func (o *Overlay) Touched(i int) bool { return o.over.get(i) != nil }
+func (o *Overlay) Touched(i int) bool {
+	st := o.over.get(i)
+	return st != nil && !st.restored
+}
 
 // Pod returns a pod bound or assumed in the overlay.
 func (o *Overlay) Pod(ref PodRef) (BoundPod, bool) {
@@ -133,6 +158,20 @@ func (o *Overlay) Stamp(i int) Stamp {
 	return Stamp{lin: o.base.nodes.lin, version: o.state(i).version}
 }
 
+// Lineage identifies a family of snapshots: a snapshot built from nodes and every
+// snapshot and overlay derived from it. Within one lineage a node's Version says what
+// its Stamp says, so a memo of thousands of nodes can keep the lineage once and a
+// number per node: an array without pointers, which the collector never scans and
+// clears without write barriers.
+type Lineage struct{ lin *lineage }
+
+// Lineage is the overlay's lineage.
+func (o *Overlay) Lineage() Lineage { return Lineage{lin: o.base.nodes.lin} }
+
+// Version is node i's stamp within the overlay's Lineage: two equal versions of one
+// lineage mean the same node state, as equal Stamps do. No state's version is 0.
+func (o *Overlay) Version(i int) uint64 { return o.state(i).version }
+
 // Mark returns the current journal position.
 func (o *Overlay) Mark() Mark { return Mark(len(o.journal)) }
 
@@ -157,7 +196,8 @@ func (o *Overlay) AssumeAt(pod PodRef, i int, requests resources.Vector, a devic
 	if err := o.add(i, bp); err != nil {
 		return err
 	}
-	o.journal = append(o.journal, journalEntry{op: OpBind, pod: bp})
+	o.stepped(i)
+	o.journal = append(o.journal, journalEntry{op: OpBind, node: int32(i), pod: bp})
 	return nil
 }
 
@@ -167,10 +207,15 @@ func (o *Overlay) Forget(pod PodRef) error {
 	if !ok {
 		return fmt.Errorf("pod %s: not bound", pod)
 	}
-	if err := o.remove(bp); err != nil {
+	i, ok := o.base.byName[bp.Node]
+	if !ok {
+		return fmt.Errorf("pod %s: node %q: not in the snapshot", bp.Ref, bp.Node)
+	}
+	if err := o.remove(i, bp); err != nil {
 		return err
 	}
-	o.journal = append(o.journal, journalEntry{op: OpRemove, pod: bp})
+	o.stepped(i)
+	o.journal = append(o.journal, journalEntry{op: OpRemove, node: int32(i), pod: bp})
 	return nil
 }
 
@@ -181,11 +226,11 @@ func (o *Overlay) Undo(m Mark) {
 		o.journal = o.journal[:len(o.journal)-1]
 		// Reversing a step we just did cannot fail: the resources were free before it.
 		if e.op == OpBind {
-			_ = o.remove(e.pod)
+			_ = o.remove(int(e.node), e.pod)
 		} else {
-			i := o.base.byName[e.pod.Node]
-			_ = o.add(i, e.pod)
+			_ = o.add(int(e.node), e.pod)
 		}
+		o.undone(int(e.node))
 	}
 }
 
@@ -210,8 +255,9 @@ func (o *Overlay) ChangesSince(m Mark) []Change {
 // Snapshot materialises the overlay as a new immutable snapshot. Untouched nodes are
 // shared with the base; touched nodes are copied, so the overlay may keep being used.
 func (o *Overlay) Snapshot() *Snapshot {
+	touched := o.changedNodes()
 	next := &Snapshot{
-		nodes:      o.base.nodes.with(o.over.touched, func(i int) *nodeState { return o.over.get(i).clone() }),
+		nodes:      o.base.nodes.with(touched, func(i int) *nodeState { return o.over.get(i).clone() }),
 		byName:     o.base.byName,
 		pods:       o.base.pods.with(o.pods), // copies only the shards the overlay changed
 		topologies: o.base.topologies,
@@ -222,7 +268,7 @@ func (o *Overlay) Snapshot() *Snapshot {
 		static:     o.base.static, // same nodes, same static answers
 	}
 	ownTwins := false
-	for _, i := range o.over.touched {
+	for _, i := range touched {
 		if next.twins[i] >= 0 { // written: no longer known to be like its twins
 			if !ownTwins {
 				next.twins, ownTwins = slices.Clone(o.base.twins), true
@@ -231,6 +277,18 @@ func (o *Overlay) Snapshot() *Snapshot {
 		}
 	}
 	return next
+}
+
+// changedNodes lists the nodes whose private state differs from the base (restored
+// ones read the base).
+func (o *Overlay) changedNodes() []int32 {
+	out := make([]int32, 0, len(o.over.touched))
+	for _, i := range o.over.touched {
+		if !o.over.get(int(i)).restored {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // add charges bp to node i; on error nothing changed.
@@ -268,12 +326,8 @@ func (o *Overlay) add(i int, bp *BoundPod) error {
 	return nil
 }
 
-// remove releases bp from its node; on error nothing changed.
-func (o *Overlay) remove(bp *BoundPod) error {
-	i, ok := o.base.byName[bp.Node]
-	if !ok {
-		return fmt.Errorf("pod %s: node %q: not in the snapshot", bp.Ref, bp.Node)
-	}
+// remove releases bp from its node, node i; on error nothing changed.
+func (o *Overlay) remove(i int, bp *BoundPod) error {
 	st := o.writable(i)
 	if !bp.Devices.IsZero() && st.devices != nil {
 		before := st.gpuFreeTotal()
@@ -288,10 +342,9 @@ func (o *Overlay) remove(bp *BoundPod) error {
 	st.mirrorFree()
 	for k, r := range st.pods {
 		if r == bp.Ref {
-			// A new array (lists handed out before stay as they were), as large as the
-			// old one: a release is mostly undone by binding the pod again.
-			pods := make([]PodRef, 0, len(st.pods))
-			st.pods = append(append(pods, st.pods[:k]...), st.pods[k+1:]...)
+			// In place: the array is the overlay's own (writable copied it), and keeping
+			// its room lets the undo bind the pod again without growing it.
+			st.pods = append(st.pods[:k], st.pods[k+1:]...)
 			break
 		}
 	}

@@ -40,6 +40,11 @@ type nodeState struct {
 	// allocates nothing more for the index.
 	countBuf [4]int32
 	model    devices.ModelID // the GPUs' one model, "" when they mix (shared, never written)
+	// steps and restored are an overlay's bookkeeping of its private copy (zero in a
+	// snapshot): steps taken on the node since the copy and not undone, and whether
+	// they all were undone, so that the overlay reads the base again (overlay.go).
+	steps    int32
+	restored bool
 }
 
 // clone copies s with its version: a copy holds the same state until it is written (a
@@ -62,6 +67,32 @@ func (s *nodeState) cloneSpare(spare int) *nodeState {
 		out.devices = s.devices.Clone()
 	}
 	return out
+}
+
+// copyInto makes out a copy of s for an overlay's write, as cloneSpare does, reusing
+// out's buffers (its free map, pod list, device accounting) where they fit.
+func (s *nodeState) copyInto(out *nodeState) {
+	free, pods, devs := out.free, out.pods, out.devices
+	clear(free)
+	for k, a := range s.free {
+		free[k] = a
+	}
+	*out = nodeState{node: s.node, version: s.version, free: free, pods: append(pods[:0], s.pods...),
+		gpuPos: s.gpuPos, mode: s.mode, devCap: s.devCap, cpu: s.cpu, mem: s.mem, allocCPU: s.allocCPU, allocMem: s.allocMem, freePods: s.freePods, podsLimited: s.podsLimited,
+		groups: s.groups, model: s.model}
+	if len(s.counts) <= len(out.countBuf) {
+		out.counts = out.countBuf[:len(s.counts):len(s.counts)]
+		copy(out.counts, s.counts)
+	} else {
+		out.counts = append([]int32(nil), s.counts...)
+	}
+	if s.devices != nil && (devs == nil || !devs.CopyFrom(s.devices)) {
+		devs = s.devices.Clone()
+	}
+	if s.devices == nil {
+		devs = nil
+	}
+	out.devices = devs
 }
 
 // Snapshot is an immutable view of the cluster: nodes in name order, the pods bound to

@@ -28,7 +28,7 @@ func AccountingMilli(r Request, m Model, s Sharing) resources.MilliGPU {
 		sum += resources.MilliGPU(mc.Count) * splitMilli(profileMilli(m, mc.Profile), replicasUnder(s, resources.MIGResource(mc.Profile), mc.Resource()))
 	}
 	if r.IsFraction() {
-		g := gpuState{model: &m}
+		g := gpuState{gpuStatic: &gpuStatic{model: &m}}
 		sum += g.shareMilli(r)
 	}
 	return sum

@@ -22,8 +22,17 @@ func (n *NodeDevices) Release(a Assignment) error {
 }
 
 // apply works on copies of the touched GPUs and writes them back only when every device
-// succeeded.
+// succeeded. Assignments of whole GPUs only (nearly every one a reservation walk
+// releases and binds again) take applyWhole's way, which copies nothing.
 func (n *NodeDevices) apply(a Assignment, take bool) error {
+	if done, err := n.applyWhole(a, take); done {
+		return err
+	}
+	return n.applyCopies(a, take)
+}
+
+// applyCopies is apply on copies of the touched GPUs, for any assignment.
+func (n *NodeDevices) applyCopies(a Assignment, take bool) error {
 	var buf [8]touchedGPU // an assignment touches a few GPUs; more spill to the heap
 	touched := buf[:0]
 	for _, d := range a.Devices {
@@ -94,14 +103,8 @@ func (g *gpuState) take(d Device) error {
 	}
 	switch d.Kind {
 	case WholeGPU:
-		if g.kind != unitWhole && g.kind != unitShare && g.kind != unitDynamic {
-			return errNotWhole
-		}
-		if g.carved != 0 {
-			return errCarvedBusy
-		}
-		if !g.entirelyFree() {
-			return errGPUInUse
+		if err := g.canTakeWhole(); err != nil {
+			return err
 		}
 		g.wholeUsed = true
 		return nil
@@ -149,6 +152,20 @@ func (g *gpuState) takeShare(d Device) error {
 	g.shares = append(g.shares, share{milli: d.Milli, memory: d.Memory})
 	g.usedMilli += d.Milli
 	g.usedMemory += d.Memory
+	return nil
+}
+
+// canTakeWhole is why a healthy g cannot be held whole now (nil: it can).
+func (g *gpuState) canTakeWhole() error {
+	if g.kind != unitWhole && g.kind != unitShare && g.kind != unitDynamic {
+		return errNotWhole
+	}
+	if g.carved != 0 {
+		return errCarvedBusy
+	}
+	if !g.entirelyFree() {
+		return errGPUInUse
+	}
 	return nil
 }
 

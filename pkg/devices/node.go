@@ -18,32 +18,40 @@ type NodeDevices struct {
 	freeMilli []resources.MilliGPU
 }
 
-// gpuState is one GPU with its model and what is held on it.
+// gpuState is one GPU with its model and what is held on it. What never changes after
+// the node is built sits in gpuStatic, shared by every clone: a clone copies only the
+// usage, and the collector has half the pointers to follow in each GPU.
 type gpuState struct {
-	// spec is the GPU as configured, shared read-only by clones (so cloning a node copies
-	// only what changes); its Healthy is the value at build time: healthy is current.
-	spec    *GPU
-	healthy bool
-	// model is resolved once when the node is built and shared, read-only, by every GPU
-	// of that model on the node and by clones (looking it up costs a catalog build).
-	model *Model
-	// sharing is the GPU's own sharing (shared, read-only): spec.Sharing, or for a GPU
-	// of a per-resource config what the entry selecting it (or none) makes of it.
-	sharing *Sharing
-	// units are what a MIG GPU hands out: instances and time-sliced replicas (shared,
-	// read-only).
-	units       []migUnit
-	kind        unitKind
+	*gpuStatic
+	healthy     bool
 	wholeUsed   bool
 	instUsed    []bool  // per units entry
 	replicaUsed []bool  // per replica
 	shares      []share // fractional shares held
 	usedMilli   resources.MilliGPU
 	usedMemory  resources.MiB
-	// space is a dynamic GPU's geometry (shared, read-only) and carved its instances,
-	// a bit set over space.placements (dynamic.go).
-	space  *migSpace
+	// carved is a dynamic GPU's carved instances, a bit set over space.placements
+	// (dynamic.go).
 	carved uint64
+}
+
+// gpuStatic is what a GPU is, fixed when its node is built (read-only afterwards).
+type gpuStatic struct {
+	// spec is the GPU as configured (gpu, held here so the node's GPUs are one
+	// allocation); its Healthy is the value at build time: gpuState.healthy is current.
+	spec *GPU
+	gpu  GPU
+	// model is resolved once when the node is built and shared by every GPU of that
+	// model on the node (looking it up costs a catalog build).
+	model *Model
+	// sharing is the GPU's own sharing: spec.Sharing, or for a GPU of a per-resource
+	// config what the entry selecting it (or none) makes of it.
+	sharing *Sharing
+	// units are what a MIG GPU hands out: instances and time-sliced replicas.
+	units []migUnit
+	kind  unitKind
+	// space is a dynamic GPU's geometry.
+	space *migSpace
 }
 
 // share is one fractional holding on a GPU.
@@ -71,8 +79,9 @@ func NewNodeDevicesWith(models []Model, gpus []GPU) (*NodeDevices, error) {
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Index < sorted[j].Index })
 	n := &NodeDevices{gpus: make([]gpuState, len(sorted)), freeMilli: make([]resources.MilliGPU, len(sorted))}
 	var pos sharingPositions
+	statics := make([]gpuStatic, len(sorted)) // one allocation for the node's GPUs
 	for i, g := range sorted {
-		st, err := newGPUState(g, &known, &pos) // one look-up per distinct model name at most
+		st, err := newGPUState(g, &statics[i], &known, &pos) // one look-up per distinct model name at most
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +127,8 @@ type sharingPositions struct {
 	mig   migPositions
 }
 
-func newGPUState(g GPU, models *[]namedModel, pos *sharingPositions) (gpuState, error) {
+// newGPUState builds GPU g's state, filling static as its fixed part.
+func newGPUState(g GPU, static *gpuStatic, models *[]namedModel, pos *sharingPositions) (gpuState, error) {
 	if g.Index < 0 {
 		return gpuState{}, fmt.Errorf("GPU-%d: index is negative", g.Index)
 	}
@@ -135,17 +145,20 @@ func newGPUState(g GPU, models *[]namedModel, pos *sharingPositions) (gpuState, 
 	if err := m.ValidateLayout(g.Instances); err != nil {
 		return gpuState{}, fmt.Errorf("GPU-%d: instances: %w", g.Index, err)
 	}
-	g.Instances = append([]Instance(nil), g.Instances...)
-	st := gpuState{spec: &g, healthy: g.Healthy, model: m, sharing: gpuSharing(&g, pos)}
-	st.kind = kindOf(len(g.Instances), *st.sharing)
+	*static = gpuStatic{gpu: g, model: m}
+	spec := &static.gpu // kept inside static: no allocation of its own
+	spec.Instances = append([]Instance(nil), g.Instances...)
+	static.spec, static.sharing = spec, gpuSharing(spec, pos)
+	st := gpuState{gpuStatic: static, healthy: g.Healthy}
+	st.kind = kindOf(len(spec.Instances), *st.sharing)
 	switch st.kind {
 	case unitMIG:
-		st.units = newMIGUnits(&g, m, st.sharing, &pos.mig)
+		st.units = newMIGUnits(spec, m, st.sharing, &pos.mig)
 		st.instUsed = make([]bool, len(st.units))
 	case unitReplica:
 		st.replicaUsed = make([]bool, st.sharing.Replicas)
 	case unitDynamic:
-		if err := st.newDynamicState(&g); err != nil {
+		if err := st.newDynamicState(spec); err != nil {
 			return gpuState{}, err
 		}
 	}
@@ -193,6 +206,9 @@ func (n *NodeDevices) checkMIGStrategy() error {
 	return nil
 }
 
+// NumGPUs is len(GPUs()) without the copies.
+func (n *NodeDevices) NumGPUs() int { return len(n.gpus) }
+
 // GPUs returns the node's GPUs (copies), sorted by index.
 func (n *NodeDevices) GPUs() []GPU {
 	out := make([]GPU, len(n.gpus))
@@ -204,9 +220,26 @@ func (n *NodeDevices) GPUs() []GPU {
 	return out
 }
 
+// smallNode is a clone of a node of up to eight GPUs in one allocation: overlays
+// clone thousands of nodes a cycle, and three objects each were that much more for the
+// allocator and the collector.
+type smallNode struct {
+	nd   NodeDevices
+	gpus [8]gpuState
+	free [8]resources.MilliGPU
+}
+
 // Clone returns an independent copy; only the small per-GPU usage slices are copied.
 func (n *NodeDevices) Clone() *NodeDevices {
-	c := &NodeDevices{gpus: make([]gpuState, len(n.gpus)), freeMilli: slices.Clone(n.freeMilli)}
+	var c *NodeDevices
+	if k := len(n.gpus); k > 0 && k <= len(smallNode{}.gpus) {
+		b := new(smallNode)
+		c = &b.nd
+		c.gpus, c.freeMilli = b.gpus[:k:k], b.free[:k:k] // capped: nothing grows into the rest
+		copy(c.freeMilli, n.freeMilli)
+	} else {
+		c = &NodeDevices{gpus: make([]gpuState, len(n.gpus)), freeMilli: slices.Clone(n.freeMilli)}
+	}
 	total := 0
 	for i := range n.gpus {
 		total += len(n.gpus[i].instUsed) + len(n.gpus[i].replicaUsed)
@@ -230,6 +263,36 @@ func (n *NodeDevices) Clone() *NodeDevices {
 		c.gpus[i] = g
 	}
 	return c
+}
+
+// CopyFrom makes n what src.Clone() would return, in n's own memory: an overlay that
+// writes a node again after restoring it copies the base's accounting into the buffers
+// it already has. It reports false, changing nothing, when n's shape differs from
+// src's (another node's GPUs: clone instead).
+func (n *NodeDevices) CopyFrom(src *NodeDevices) bool {
+	if len(n.gpus) != len(src.gpus) {
+		return false
+	}
+	for i := range src.gpus {
+		d, s := &n.gpus[i], &src.gpus[i]
+		if d.gpuStatic != s.gpuStatic || len(d.instUsed) != len(s.instUsed) || len(d.replicaUsed) != len(s.replicaUsed) {
+			return false
+		}
+	}
+	for i := range src.gpus {
+		d, s := &n.gpus[i], &src.gpus[i]
+		inst, replicas, shares := d.instUsed, d.replicaUsed, d.shares
+		*d = *s
+		d.instUsed, d.replicaUsed = inst, replicas // n's own flags, as long as src's
+		copy(d.instUsed, s.instUsed)
+		copy(d.replicaUsed, s.replicaUsed)
+		d.shares = nil
+		if len(s.shares) > 0 {
+			d.shares = append(shares[:0], s.shares...)
+		}
+	}
+	copy(n.freeMilli, src.freeMilli)
+	return true
 }
 
 func (g gpuState) clone() gpuState {

@@ -74,9 +74,9 @@ func TestPropPickTopologyMatchesReference(t *testing.T) {
 		gpus := make([]gpuState, n)
 		var cands []int
 		for i := range gpus {
-			gpus[i].spec = &GPU{Index: i,
+			gpus[i].gpuStatic = &gpuStatic{spec: &GPU{Index: i,
 				NVLinkDomain: rapid.IntRange(0, 20).Draw(t, "domain"),
-				PCIeSwitch:   rapid.IntRange(0, 20).Draw(t, "switch")}
+				PCIeSwitch:   rapid.IntRange(0, 20).Draw(t, "switch")}}
 			if rapid.Bool().Draw(t, "free") {
 				cands = append(cands, i)
 			}

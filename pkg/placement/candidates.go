@@ -2,7 +2,7 @@ package placement
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -59,21 +59,35 @@ func staticSet(ov *cluster.Overlay, p *PodRequest) *cluster.NodeSet {
 // staticKeyOf renders everything staticCheck reads of p, so equal keys mean equal
 // answers on every node.
 func staticKeyOf(p *PodRequest) string {
-	var b strings.Builder
-	b.WriteString("static/sel:")
+	// strconv quotes as %q does, without fmt's reflection: a request is built per
+	// placement, and at fleet size this rendering was a visible part of it.
+	b := make([]byte, 0, 64)
+	b = append(b, "static/sel:"...)
 	for _, l := range p.selector {
-		fmt.Fprintf(&b, "%q=%q,", l.key, l.value)
+		b = appendQuoted(b, '=', l.key, l.value)
 	}
-	b.WriteString("/flavor:")
+	b = append(b, "/flavor:"...)
 	for _, l := range p.flavor {
-		fmt.Fprintf(&b, "%q=%q,", l.key, l.value)
+		b = appendQuoted(b, '=', l.key, l.value)
 	}
-	b.WriteString("/tol:")
+	b = append(b, "/tol:"...)
 	for _, t := range p.Tolerations {
-		fmt.Fprintf(&b, "%q,%q,%q,%q;", t.Key, t.Operator, t.Value, t.Effect)
+		b = appendQuoted(b, ',', t.Key, string(t.Operator), t.Value, string(t.Effect))
+		b[len(b)-1] = ';'
 	}
 	if p.Affinity != nil {
-		fmt.Fprintf(&b, "/aff:%#v", *p.Affinity)
+		b = fmt.Appendf(b, "/aff:%#v", *p.Affinity)
 	}
-	return b.String()
+	return string(b)
+}
+
+// appendQuoted appends the fields quoted, sep between them and ',' after the last.
+func appendQuoted(b []byte, sep byte, fields ...string) []byte {
+	for k, f := range fields {
+		if k > 0 {
+			b = append(b, sep)
+		}
+		b = strconv.AppendQuote(b, f)
+	}
+	return append(b, ',')
 }

@@ -18,10 +18,11 @@ type diagMemo struct {
 	// stamps are the blocks' stamps as read; the zero stamp (a block the overlay had
 	// written, or none read yet) matches no block.
 	stamps []cluster.BlockStamp
-	// nodes are the nodes' stamps as read: inside a block that moved, only the nodes
-	// whose own stamp moved are checked again (a commit touches a few nodes of a block,
-	// and a cycle's overlay writes a few more).
-	nodes  []cluster.Stamp
+	// nodes are the nodes' versions as read, in lineage lin (0: none read): inside a
+	// block that moved, only the nodes whose own version moved are checked again (a
+	// commit touches a few nodes of a block, and a cycle's overlay writes a few more).
+	lin    cluster.Lineage
+	nodes  []uint64
 	first  []uint16 // per node: 0 fits, else 1 + the index in keys of its first rejection
 	count  []uint16 // per node: how many rejections it has (saturating)
 	keys   []tallyKey
@@ -44,9 +45,13 @@ func (c *FitCache) diagMemoFor(ov *cluster.Overlay, req *PodRequest) *diagMemo {
 	}
 	m := c.diags[key]
 	if m == nil || len(m.first) != ov.NumNodes() || len(m.stamps) != ov.Blocks() || len(m.keys) > maxDiagKeys {
-		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()), nodes: make([]cluster.Stamp, ov.NumNodes()),
+		m = &diagMemo{stamps: make([]cluster.BlockStamp, ov.Blocks()), lin: ov.Lineage(), nodes: make([]uint64, ov.NumNodes()),
 			first: make([]uint16, ov.NumNodes()), count: make([]uint16, ov.NumNodes()), keyIdx: map[tallyKey]uint16{}}
 		c.diags[key] = m
+	}
+	if m.lin != ov.Lineage() { // another lineage's versions say nothing here
+		clear(m.nodes)
+		m.lin = ov.Lineage()
 	}
 	return m
 }
@@ -81,10 +86,10 @@ func (p *setPlacer) diagnoseAll(d *Diagnosis, m *diagMemo) {
 			continue
 		}
 		for i := b * cluster.BlockSize; i < min(n, (b+1)*cluster.BlockSize); i++ {
-			if st := p.ov.Stamp(i); m.nodes[i] != st {
+			if ver := p.ov.Version(i); m.nodes[i] != ver {
 				scratch = p.rejectionsAt(i, static, fits, scratch[:0])
 				m.record(i, scratch)
-				m.nodes[i] = st
+				m.nodes[i] = ver
 			}
 		}
 		m.stamps[b] = stamp // zero when !ok

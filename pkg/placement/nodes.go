@@ -175,9 +175,9 @@ func (c *chooser) verdictAt(i int) verdict {
 		return c.judge(i)
 	}
 	e := &c.memo.at[i]
-	if st := c.ov.Stamp(i); e.stamp != st {
+	if ver := c.ov.Version(i); e.version != ver {
 		v := c.judge(i)
-		*e = memoEntry{stamp: st, kind: v.kind, score: v.score}
+		*e = memoEntry{version: ver, kind: v.kind, score: v.score}
 		return v
 	}
 	v := verdict{kind: e.kind, score: e.score}

@@ -60,10 +60,13 @@ func (r *RunningByEnd) Reset(rs []Running) error {
 	}
 	r.added = r.added[:0]
 	next := slices.Grow(r.spare[:0], len(rs))
-	for i, x := range rs {
+	negative := false   // any negative amount: rebuild finds and reports it
+	for i := range rs { // by index: a Running is a few hundred bytes to copy
+		x := &rs[i]
 		next = append(next, endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)})
+		negative = negative || x.GPUMilli < 0 || x.MinRuntime < 0 || x.GracePeriod < 0
 	}
-	if !r.valid || !r.patch(rs, next) {
+	if !r.valid || negative || !r.patch(next) {
 		if err := r.rebuild(rs, next); err != nil {
 			r.list, r.valid, r.grouped = r.list[:0], false, false
 			return err
@@ -95,9 +98,10 @@ func (r *RunningByEnd) rebuild(rs []Running, next []endKey) error {
 	return nil
 }
 
-// patch brings r from the last list to rs (keys next) when few positions changed and
-// nothing is wrong; false leaves the work (and any error) to rebuild.
-func (r *RunningByEnd) patch(rs []Running, next []endKey) bool {
+// patch brings r from the last list to the new one (keys next) when few positions
+// changed and no ID is empty or repeated (Reset checked the amounts); false leaves the
+// work (and any error) to rebuild.
+func (r *RunningByEnd) patch(next []endKey) bool {
 	old := r.in
 	var changed []int
 	for i := range next {
@@ -108,11 +112,6 @@ func (r *RunningByEnd) patch(rs []Running, next []endKey) bool {
 	removed := max(0, len(old)-len(next))
 	if len(changed)+removed > len(next)/4+8 {
 		return false
-	}
-	for _, x := range rs {
-		if x.GPUMilli < 0 || x.MinRuntime < 0 || x.GracePeriod < 0 {
-			return false
-		}
 	}
 	r.gone = append(r.gone[:0], make([]bool, len(old))...)
 	for _, i := range changed {

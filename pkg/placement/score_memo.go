@@ -1,8 +1,8 @@
 package placement
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -39,13 +39,14 @@ type verdict struct {
 	assign devices.Assignment
 }
 
-// memoEntry is a node's verdict with the stamp it was read under (the zero stamp
-// matches no node). It keeps no devices: a fitting verdict's devices are the fit
-// cache's answer for the same stamp, read again from there (see chooser.verdictAt).
+// memoEntry is a node's verdict with the version of the node it was read under, in
+// its memo's lineage (version 0 matches no node). It keeps no devices: a fitting
+// verdict's devices are the fit cache's answer for the same stamp, read again from
+// there (see chooser.verdictAt). No pointers: the collector skips a memo's array.
 type memoEntry struct {
-	stamp cluster.Stamp
-	kind  verdictKind
-	score int64
+	version uint64
+	kind    verdictKind
+	score   int64
 }
 
 // scoreMemo is one shape's verdicts, one entry per node, under its scorers (kept so
@@ -56,7 +57,9 @@ type scoreMemo struct {
 	// fragmentation scorer's statistics change in place (ShapeStats.Reset), so equal
 	// scorers do not mean equal scores.
 	version int64
-	at      []memoEntry
+	// lin is the lineage the entries' node versions belong to.
+	lin cluster.Lineage
+	at  []memoEntry
 }
 
 // maxScoreMemos bounds the memos kept; past it they start over.
@@ -76,17 +79,17 @@ func (c *FitCache) scoreMemoFor(ov *cluster.Overlay, req *PodRequest, scorers []
 	for _, m := range c.verdicts[key] {
 		if slices.Equal(m.scorers, scorers) {
 			if len(m.at) != ov.NumNodes() {
-				m.at, m.version = make([]memoEntry, ov.NumNodes()), version
-			} else if m.version != version {
-				// The zero stamp matches no node: a cleared memo is a fresh one, without
-				// a new array per shapes change (one a cycle at scale).
+				m.at, m.version, m.lin = make([]memoEntry, ov.NumNodes()), version, ov.Lineage()
+			} else if m.version != version || m.lin != ov.Lineage() {
+				// Version 0 matches no node: a cleared memo is a fresh one, without a new
+				// array per shapes change (one a cycle at scale).
 				clear(m.at)
-				m.version = version
+				m.version, m.lin = version, ov.Lineage()
 			}
 			return m
 		}
 	}
-	m := &scoreMemo{scorers: slices.Clone(scorers), version: version, at: make([]memoEntry, ov.NumNodes())}
+	m := &scoreMemo{scorers: slices.Clone(scorers), version: version, lin: ov.Lineage(), at: make([]memoEntry, ov.NumNodes())}
 	c.verdicts[key] = append(c.verdicts[key], m)
 	c.nScoreMemos++
 	return m
@@ -96,7 +99,32 @@ func (c *FitCache) scoreMemoFor(ov *cluster.Overlay, req *PodRequest, scorers []
 // requests, the GPU request), once per request.
 func (p *PodRequest) shapeKey() string {
 	if p.key == "" {
-		p.key = fmt.Sprintf("%s|%s|%v", p.static, p.Requests, fitKeyOf(p.GPU))
+		// Built by hand: fmt rendered the request map through reflection, a few
+		// percent of a fleet-size run (a request is made per placement).
+		b := make([]byte, 0, 128)
+		b = appendField(b, p.static)
+		b = appendField(b, p.Requests.String())
+		p.key = string(fitKeyOf(p.GPU).appendTo(b))
 	}
 	return p.key
+}
+
+// appendField appends s with its length first, so that no two lists of fields
+// render alike whatever the fields hold.
+func appendField(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
+}
+
+// appendTo renders k after b, every field, numbers then length-prefixed strings.
+func (k fitKey) appendTo(b []byte) []byte {
+	for _, n := range [...]int64{k.units, k.shared, int64(k.milli), int64(k.memory), k.perContainer} {
+		b = strconv.AppendInt(b, n, 10)
+		b = append(b, ',')
+	}
+	for _, s := range [...]string{k.mig, k.models, k.filter} {
+		b = appendField(b, s)
+	}
+	return b
 }

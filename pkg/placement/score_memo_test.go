@@ -80,7 +80,7 @@ func memoHits(c *FitCache, ov *cluster.Overlay, p *PodRequest, scorers []Weighte
 			continue
 		}
 		for i := range min(len(m.at), ov.NumNodes()) {
-			if m.at[i].stamp == ov.Stamp(i) {
+			if m.lin == ov.Lineage() && m.at[i].version == ov.Version(i) {
 				n++
 			}
 		}
