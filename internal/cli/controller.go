@@ -37,6 +37,10 @@ type controllerFlags struct {
 	nodeLostAfter  time.Duration
 	webhookPort    int
 	webhookCertDir string
+	// podsReady is Kueue's waitForPodsReady, from flags over --kueue-config's
+	// Configuration (controller_podsready.go).
+	podsReady   podsReadyFlags
+	kueueConfig string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -74,6 +78,8 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.Int64Var(&f.seed, "seed", def.Seed, "seed for tie-breaking (as gantry simulate --seed)")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
 	requeueFlags(fl, &f.requeue)
+	f.podsReady.registerConfig(fl)
+	fl.StringVar(&f.kueueConfig, "kueue-config", "", "a Kueue Configuration (config.kueue.x-k8s.io) file whose waitForPodsReady the controller runs, read as simulate reads it; --pods-ready-* flags given win")
 	fl.Float32Var(&f.qps, "kube-api-qps", controller.DefaultQPS, "API requests per second (binding a large gang is one request per pod)")
 	fl.IntVar(&f.burst, "kube-api-burst", controller.DefaultBurst, "API request burst")
 	return cmd
@@ -94,12 +100,16 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 		return fmt.Errorf("--kube-api-qps %v / --kube-api-burst %d: must be positive", f.qps, f.burst)
 	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
+	podsReady, err := f.podsReadyConfig()
+	if err != nil {
+		return err
+	}
 	log := logr.FromSlogHandler(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 	ctrl.SetLogger(log)
 	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Controller: controller.Options{
 			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts, Requeue: f.requeue},
-			Interval: f.interval, Resync: f.resync, Seed: f.seed, NodeLostAfter: f.nodeLostAfter,
+			Interval: f.interval, Resync: f.resync, Seed: f.seed, NodeLostAfter: f.nodeLostAfter, PodsReady: podsReady,
 		},
 		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr, MetricsSecure: f.metricsSecure, MetricsCertDir: f.metricsCertDir,
 		WebhookPort: f.webhookPort, WebhookCertDir: f.webhookCertDir,

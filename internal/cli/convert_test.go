@@ -297,7 +297,7 @@ func TestConvertKueueVersionErrors(t *testing.T) {
 	}{
 		{"v1beta1 cohort", "  cohort: org\n", "in.yaml:9: ClusterQueue cq: spec.cohort: not a field of kueue.x-k8s.io/v1beta2 ClusterQueue"},
 		{"v1beta1 fungibility value", "  flavorFungibility: {whenCanBorrow: Borrow}\n", "in.yaml:9: ClusterQueue cq: spec.flavorFungibility.whenCanBorrow: \"Borrow\" is the kueue.x-k8s.io/v1beta1 spelling"},
-		{"admission checks", "  admissionChecksStrategy:\n    admissionChecks: [{name: prov}]\n", "in.yaml:10: ClusterQueue cq: spec.admissionChecksStrategy.admissionChecks: admission checks are not supported yet"},
+		{"v1beta1 admissionChecks under v1beta2", "  admissionChecks: [prov]\n", "in.yaml:9: ClusterQueue cq: spec.admissionChecks: not a field of kueue.x-k8s.io/v1beta2 ClusterQueue"},
 		{"preference without TryNextFlavor", "  flavorFungibility: {whenCanBorrow: MayStopSearch, preference: PreemptionOverBorrowing}\n",
 			"in.yaml:9: ClusterQueue cq: spec.flavorFungibility.preference"},
 	}
@@ -306,5 +306,36 @@ func TestConvertKueueVersionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error = %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestConvertKeepsAdmissionChecks: a ClusterQueue's admission checks are converted, and
+// the AdmissionCheck and ProvisioningRequestConfig objects, which have no gantry.dev form
+// (the controller reads Kueue's own), are passed through unchanged.
+func TestConvertKeepsAdmissionChecks(t *testing.T) {
+	in := "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n" +
+		"  admissionChecksStrategy:\n    admissionChecks: [{name: prov}]\n---\n" +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\nspec:\n" +
+		"  controllerName: kueue.x-k8s.io/provisioning-request\n" +
+		"  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: cfg}\n---\n" +
+		"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ProvisioningRequestConfig\nmetadata: {name: cfg}\nspec:\n" +
+		"  provisioningClassName: check-capacity.autoscaling.x-k8s.io\n"
+	out, err := ConvertManifests("in.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	for _, want := range []string{"apiVersion: gantry.dev/v1alpha1\nkind: ClusterQueue", "- name: prov",
+		"kind: AdmissionCheck", "controllerName: kueue.x-k8s.io/provisioning-request", "kind: ProvisioningRequestConfig"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("converted output lacks %q:\n%s", want, text)
+		}
+	}
+	objs, err := manifest.LoadBytes("out.yaml", out)
+	if err != nil {
+		t.Fatalf("converted output does not load: %v\n%s", err, text)
+	}
+	if got := objs.AdmissionChecks.ByClusterQueue["cq"]; len(got) != 1 {
+		t.Errorf("cq's checks after conversion: %+v, want prov", got)
 	}
 }

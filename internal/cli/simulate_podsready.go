@@ -23,8 +23,14 @@ type podsReadyFlags struct {
 }
 
 func (p *podsReadyFlags) register(fl *pflag.FlagSet) {
-	p.fl = fl
 	fl.DurationVar(&p.delay, "pod-ready-delay", 0, "time pods take to become Ready after binding (image pull) on nodes without the gantry.dev/pod-ready-delay annotation; no work is done before")
+	p.registerConfig(fl)
+}
+
+// registerConfig registers the waitForPodsReady flags alone, which the controller
+// shares with simulate (pods on a cluster take the time they take).
+func (p *podsReadyFlags) registerConfig(fl *pflag.FlagSet) {
+	p.fl = fl
 	fl.DurationVar(&p.timeout, "pods-ready-timeout", 0, "enable Kueue's waitForPodsReady: evict (PodsReadyTimeout) and requeue with backoff a workload whose pods are not all Ready this long after admission (default: as the Kueue Configuration among the files says; off without one)")
 	fl.BoolVar(&p.block, "pods-ready-block-admission", false, "waitForPodsReady.blockAdmission: admit nothing while an admitted workload's pods are not all Ready")
 	fl.StringVar(&p.timestamp, "pods-ready-requeue-timestamp", string(api.RequeueAtEviction), "waitForPodsReady.requeuingStrategy.timestamp: Eviction (queue behind earlier arrivals) or Creation (back at its original place)")

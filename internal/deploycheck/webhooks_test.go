@@ -71,7 +71,13 @@ func TestChartWebhooks(t *testing.T) {
 	for _, w := range validating.Webhooks {
 		paths = append(paths, *w.ClientConfig.Service.Path)
 	}
-	want := []string{controller.WebhookPathJob, controller.WebhookPathJob, controller.WebhookPathClusterQueue, controller.WebhookPathLocalQueue,
+	// Three Job entries: one per queue label, and one for unlabelled Jobs (the default
+	// LocalQueue), which must not refuse Jobs while Gantry is down.
+	if last := mutating.Webhooks[len(mutating.Webhooks)-1]; last.FailurePolicy == nil || *last.FailurePolicy != admissionregistrationv1.Ignore ||
+		last.ObjectSelector == nil || len(last.ObjectSelector.MatchExpressions) != 2 {
+		t.Errorf("default-queue webhook %s: failure policy %v, selector %+v; want Ignore and both labels absent", last.Name, last.FailurePolicy, last.ObjectSelector)
+	}
+	want := []string{controller.WebhookPathJob, controller.WebhookPathJob, controller.WebhookPathJob, controller.WebhookPathClusterQueue, controller.WebhookPathLocalQueue,
 		controller.WebhookPathResourceFlavor, controller.WebhookPathCohort, controller.WebhookPathWorkloadPriorityClass, controller.WebhookPathTopology}
 	if !slices.Equal(paths, want) {
 		t.Errorf("webhook paths %v, want the controller's %v", paths, want)

@@ -16,5 +16,7 @@
 // reason for every flavor tried), Victim (FindVictims), Resolver (LocalQueue →
 // ClusterQueue, namespace selectors, stop policies) and LocalQueueUsage (admission fair
 // sharing: each LocalQueue's decayed usage, by which the scheduler orders the workloads
-// of a ClusterQueue that enables it).
+// of a ClusterQueue that enables it). Partial admission (partial*.go, Kueue's): a workload
+// whose pod sets state a minimum count and that cannot be admitted whole is admitted with
+// the largest counts that fit (SearchReduced, AssignPartial; PodSetAssignment.FullCount).
 package admission

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,10 +66,13 @@ type kueueScheduleCase struct {
 	wantPreempted map[string]VictimReason
 	wantLeft      []string
 	opts          Options // Options{} unless the Kueue test enables fair sharing
+	// differs, when set, says in one line why Gantry deliberately decides otherwise
+	// than Kueue; the want fields are then Gantry's decision.
+	differs string
 }
 
 func TestKueueScheduleCases(t *testing.T) {
-	runKueueScheduleCases(t, append(kueueScheduleCases(), kueuePreferenceCases()...))
+	runKueueScheduleCases(t, slices.Concat(kueueScheduleCases(), kueuePreferenceCases(), kueuePartialCases()))
 }
 
 // runKueueScheduleCases runs each case as one cycle over the quota layer.
@@ -85,6 +89,9 @@ func runKueueScheduleCases(t *testing.T, cases []kueueScheduleCase) {
 			got := runKueueCycle(t, q, tc.pending)
 			want := kueueCycle{admitted: tc.wantAdmitted, preempted: tc.wantPreempted, left: tc.wantLeft}
 			if msg := got.diff(want); msg != "" {
+				if tc.differs != "" {
+					msg = "Gantry (differs from Kueue: " + tc.differs + "): " + msg
+				}
 				t.Fatal(msg)
 			}
 		})
@@ -99,19 +106,22 @@ type kueueCycle struct {
 }
 
 // runKueueCycle does what one Kueue scheduling cycle does with the queue heads: each is
-// rated against the usage left by those before it; one that fits is admitted, one that
-// needs preemption gets its victims chosen (Kueue admits it in a later cycle, once they
-// are gone) and one that does not fit stays pending. Victims already chosen in this
-// cycle are not offered to a later head (Kueue skips overlapping preemptions).
+// rated against the usage left by those before it (AssignPartial: with fewer pods when
+// its pod sets allow it and the full counts neither fit nor find victims); one that
+// fits is admitted, one that needs preemption gets its victims chosen (Kueue admits it
+// in a later cycle, once they are gone) and one that does not fit stays pending. Victims
+// already chosen in this cycle are not offered to a later head (Kueue skips overlapping
+// preemptions).
 func runKueueCycle(t *testing.T, q *Quota, pending []kueuePending) kueueCycle {
 	t.Helper()
 	out := kueueCycle{admitted: map[string]string{}, preempted: map[string]VictimReason{}}
 	taken := map[api.WorkloadID]bool{}
 	for _, p := range pending {
 		wl := p.wl.Obj()
-		a := q.Assign(wl, p.cq)
+		pr := q.AssignPartial(wl, p.cq, func(id api.WorkloadID) bool { return taken[id] })
+		a := pr.Assignment
 		if a.Fits() {
-			if err := q.Admit(wl, a); err != nil {
+			if err := q.Admit(pr.Workload, a); err != nil {
 				t.Fatalf("admit %s: %v", wl.ID(), err)
 			}
 			out.admitted[wl.Name] = flavorsOf(a)
@@ -121,7 +131,7 @@ func runKueueCycle(t *testing.T, q *Quota, pending []kueuePending) kueueCycle {
 		if a.Mode != Preempt {
 			continue
 		}
-		res := q.FindVictims(wl, a, func(id api.WorkloadID) bool { return taken[id] })
+		res := pr.Victims
 		for name, r := range victimNames(res) {
 			out.preempted[name] = r
 		}
@@ -164,7 +174,8 @@ func fmtMap(m map[string]string) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// flavorsOf renders an assignment's flavors: "one:cpu@on-demand,example.com/gpu@model-a two:cpu@spot".
+// flavorsOf renders an assignment's flavors: "one:cpu@on-demand,example.com/gpu@model-a two:cpu@spot",
+// with the admitted count of a partial admission: "one:cpu@default×25".
 func flavorsOf(a Assignment) string {
 	var parts []string
 	for _, ps := range a.PodSets {
@@ -172,7 +183,11 @@ func flavorsOf(a Assignment) string {
 		for _, r := range ps.Resources {
 			rs = append(rs, string(r.Resource)+"@"+r.Flavor)
 		}
-		parts = append(parts, ps.Name+":"+strings.Join(rs, ","))
+		part := ps.Name + ":" + strings.Join(rs, ",")
+		if a.Partial() {
+			part += "×" + strconv.Itoa(int(ps.Count))
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, " ")
 }
@@ -385,5 +400,51 @@ func lenderBorrower(lend string) []api.ClusterQueue {
 	return []api.ClusterQueue{
 		gt.MakeClusterQueue("cq-lender").Cohort("child").ResourceGroup(gt.MakeFlavorQuotas("on-demand").Resource(cpu, "10").Lend(lend).Obj()).Obj(),
 		gt.MakeClusterQueue("cq-borrower").Cohort("child").ResourceGroup(gt.MakeFlavorQuotas("on-demand").Resource(cpu, "5").Borrow("10").Obj()).Obj(),
+	}
+}
+
+// kueuePartialCases are TestSchedule's "partial admission ..." cases: a pod set with a
+// minimum count (MinCount) admitted with the largest count that fits when its full
+// count does not, every reducible pod set reduced in proportion.
+func kueuePartialCases() []kueueScheduleCase {
+	oldTen := adm("old", "eng-beta", -4, use("model-a", exampleGPU, "10"))
+	return []kueueScheduleCase{
+		{
+			name:         "partial admission single variable pod set",
+			pending:      []kueuePending{{gt.MakeWorkload("sales", "new").PodSet("one", 50).MinCount(20).Request(cpu, "2"), "sales"}},
+			wantAdmitted: map[string]string{"new": "one:cpu@default×25"},
+		},
+		{
+			// 20 pods need 10 more GPUs than are free: preempting "old" frees them, so the
+			// full count is kept and nothing is reduced.
+			name:          "partial admission single variable pod set, preempt first",
+			admitted:      []kueueAdmitted{oldTen},
+			pending:       []kueuePending{{gt.MakeWorkload("eng-beta", "new").Priority(4).PodSet("one", 20).MinCount(10).Request(exampleGPU, "1"), "eng-beta"}},
+			wantPreempted: map[string]VictimReason{"old": InClusterQueue},
+			wantLeft:      []string{"new"},
+		},
+		{
+			// 30 pods exceed the 20 GPUs of eng-beta; reduced to 20, they fit once "old"
+			// is preempted, which beats 10 pods admitted without preemption.
+			name:          "partial admission single variable pod set, preempt with partial admission",
+			admitted:      []kueueAdmitted{oldTen},
+			pending:       []kueuePending{{gt.MakeWorkload("eng-beta", "new").Priority(4).PodSet("one", 30).MinCount(10).Request(exampleGPU, "1"), "eng-beta"}},
+			wantPreempted: map[string]VictimReason{"old": InClusterQueue},
+			wantLeft:      []string{"new"},
+		},
+		{
+			name: "partial admission multiple variable pod sets",
+			pending: []kueuePending{{gt.MakeWorkload("sales", "new").PodSet("one", 20).Request(cpu, "1").
+				PodSet("two", 30).MinCount(10).Request(cpu, "1").PodSet("three", 15).MinCount(5).Request(cpu, "1"), "sales"}},
+			wantAdmitted: map[string]string{"new": "one:cpu@default×20 two:cpu@default×20 three:cpu@default×10"},
+		},
+		{
+			name: "partial admission disabled, multiple variable pod sets",
+			differs: "Gantry has no PartialAdmission feature gate (Kueue's is on by default); a workload opts out " +
+				"by stating no minCount, so this one is admitted reduced as in the case above where Kueue leaves it pending",
+			pending: []kueuePending{{gt.MakeWorkload("sales", "new").PodSet("one", 20).Request(cpu, "1").
+				PodSet("two", 30).MinCount(10).Request(cpu, "1").PodSet("three", 15).MinCount(5).Request(cpu, "1"), "sales"}},
+			wantAdmitted: map[string]string{"new": "one:cpu@default×20 two:cpu@default×20 three:cpu@default×10"},
+		},
 	}
 }

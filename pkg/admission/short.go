@@ -7,7 +7,8 @@ import (
 
 // Short reports, by a cheap bound, that Assign would answer NoFit for wl in cq now: cq
 // cannot preempt, and some pod set requests more of a resource cq covers than every
-// flavor cq lists for it has available. False says nothing (ask Assign). The scheduler
+// flavor cq lists for it has available, even at the fewest pods partial admission
+// could admit (leastPods). False says nothing (ask Assign). The scheduler
 // asks it before waking quota-parked workloads: after a finish most of them are still
 // short, and this costs a few lookups where Assign rates every flavor.
 func (q *Quota) Short(wl *api.Workload, cq string) bool {
@@ -52,7 +53,7 @@ func (q *Quota) CompileShort(wl *api.Workload, cq string) ShortCheck {
 			if !covered || per <= 0 || r == resources.GPUMilli || q.s.excluded(r) {
 				continue // converted, uncovered or ignored: Assign knows
 			}
-			if need, ok := q.s.shortNeed(n, g, r, resources.SatMul(per, int64(ps.Count))); ok {
+			if need, ok := q.s.shortNeed(n, g, r, resources.SatMul(per, int64(leastPods(ps)))); ok {
 				c.needs = append(c.needs, need)
 			}
 		}

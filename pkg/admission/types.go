@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -110,8 +111,12 @@ type ResourceAssignment struct {
 
 // PodSetAssignment is the outcome for one pod set.
 type PodSetAssignment struct {
-	Name      string
-	Count     int32
+	Name  string
+	Count int32 // pods admitted
+	// FullCount is the pods the workload asked for, set on an assignment partial
+	// admission found (then Count <= FullCount, fewer in some pod set); 0 otherwise
+	// (partial.go).
+	FullCount int32
 	Mode      Mode
 	Code      ReasonCode
 	Resources []ResourceAssignment // sorted by resource name; empty when Mode is NoFit
@@ -158,6 +163,23 @@ func (a Assignment) Fits() bool { return a.Mode >= Borrow }
 
 // Borrows reports whether any of the usage is borrowed.
 func (a Assignment) Borrows() bool { return len(a.Borrowed) > 0 }
+
+// FlavorNames are the flavors a uses, sorted, each once (from its pod sets, or from its
+// usage for an assignment rebuilt from a status, which has usage only): what Kueue's
+// admissionChecksStrategy onFlavors is matched against.
+func (a Assignment) FlavorNames() []string {
+	var out []string
+	for _, ps := range a.PodSets {
+		for _, r := range ps.Resources {
+			out = append(out, r.Flavor)
+		}
+	}
+	for _, u := range a.Usage {
+		out = append(out, u.Flavor)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // String renders the assignment compactly for logs and explanations.
 func (a Assignment) String() string {

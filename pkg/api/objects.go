@@ -33,6 +33,9 @@ type Objects struct {
 	// HyperNodes are Volcano's HyperNodes, members resolved; they are also the
 	// Topology api.HyperNodeTopology and tier labels on the v1 Nodes (hypernode.go).
 	HyperNodes []HyperNode
+	// AdmissionChecks are Kueue's AdmissionChecks, ProvisioningRequestConfigs and the
+	// checks each ClusterQueue requires (admissioncheck.go).
+	AdmissionChecks AdmissionChecks
 }
 
 // Skipped is one object the loader left out, and why.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/devices"
@@ -17,10 +18,16 @@ import (
 // never-fits check both start from it.
 func NodesOf(objs *api.Objects) ([]Node, error) {
 	var nodes []Node
+	// The loader labels v1 Nodes with their HyperNode tiers; a pool's nodes exist only
+	// from here on, so they get theirs here (each node's label map is its own).
+	tiers := api.HyperNodeLabels(objs.HyperNodes)
 	for _, p := range objs.NodePools {
 		ns, err := ExpandPool(p)
 		if err != nil {
 			return nil, err
+		}
+		for i := range ns {
+			maps.Copy(ns[i].Labels, tiers[ns[i].Name])
 		}
 		nodes = append(nodes, ns...)
 	}

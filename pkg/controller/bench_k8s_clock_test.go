@@ -83,6 +83,13 @@ func (c *podClock) boundCount() (int, time.Time) {
 	return c.bound, c.last
 }
 
+// seenCount is how many pods the clock has seen.
+func (c *podClock) seenCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods)
+}
+
 // snapshot copies the records and faults.
 func (c *podClock) snapshot() ([]podTimes, []string) {
 	c.mu.Lock()

@@ -278,3 +278,23 @@ func (b *benchRun) waitAllBound(clock *podClock, want int, start time.Time) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// waitAllSeenUnbound waits, before a bind-only binder starts, until the clock has seen
+// all want pods; a pod bound already means something other than the measured binder
+// binds in the scenario's namespace, and fails the scenario.
+func (b *benchRun) waitAllSeenUnbound(clock *podClock, want int) {
+	deadline := time.Now().Add(time.Minute + time.Duration(want)*5*time.Millisecond)
+	for {
+		seen := clock.seenCount()
+		if bound, _ := clock.boundCount(); bound > 0 {
+			b.f.t.Fatalf("%d pods bound before the binder started", bound)
+		}
+		if seen >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.f.t.Fatalf("%d of %d created pods seen in the watch", seen, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

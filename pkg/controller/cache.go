@@ -29,6 +29,11 @@ type stateCache struct {
 	pods      podStore
 	dra       draStore
 	now       func() time.Time // ages assumed Workloads
+
+	// hyperNodes are Volcano's HyperNodes, whose tiers label the node view (hypernode.go).
+	hyperNodes hyperNodeStore
+	// provReqs are cluster-autoscaler's ProvisioningRequests (provreq_cache.go).
+	provReqs keyed[provReqEntry]
 }
 
 func newStateCache() *stateCache {
@@ -47,6 +52,9 @@ func (c *stateCache) apply(obj any) bool {
 		return true
 	}
 	if u := c.updateDRA(o, false); u.ok {
+		return true
+	}
+	if c.applyHyperNode(o, false) || c.applyProvReq(o, false) {
 		return true
 	}
 	c.mu.Lock()
@@ -76,6 +84,9 @@ func (c *stateCache) remove(obj any) bool {
 		return true
 	}
 	if u := c.updateDRA(o, true); u.ok {
+		return true
+	}
+	if c.applyHyperNode(o, true) || c.applyProvReq(o, true) {
 		return true
 	}
 	key := objKey(o)
@@ -160,7 +171,7 @@ func (c *stateCache) snapshot() *world {
 	defer c.mu.Unlock()
 	objs, problems := c.queues.current()
 	if c.nodeView == nil {
-		c.nodeView = buildNodeView(&c.nodes)
+		c.nodeView = c.hyperNodes.label(buildNodeView(&c.nodes))
 		c.nodeGen++
 	}
 	nv := c.nodeView
@@ -175,6 +186,7 @@ func (c *stateCache) snapshot() *world {
 		pods:        c.pods.all.sorted(),
 		podsByOwner: maps.Clone(c.pods.byOwner),
 		priorities:  priorities(objs, c.classes),
+		provReqs:    c.provReqSnapshot(),
 		warnings:    append(append([]string(nil), problems...), nv.warnings...),
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/manifest"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -27,6 +28,9 @@ type queueStore struct {
 	wpcs       keyed[*v1alpha1.WorkloadPriorityClass]
 	topologies keyed[*v1alpha1.Topology]
 	namespaces keyed[*corev1.Namespace]
+	// kueue holds kueue.x-k8s.io queue objects, where Kueue's CRDs are installed
+	// (kueuecrd.go), converted to the same types and loaded with these.
+	kueue kueueStore
 
 	dirty       bool
 	objs        *api.Objects // the last conversion, shared read-only with snapshots
@@ -54,6 +58,10 @@ func (q *queueStore) update(o client.Object, del bool) (changed, ok bool) {
 		return updateIn(q, &q.topologies, o, del), true
 	case *corev1.Namespace:
 		return updateIn(q, &q.namespaces, o, del) && q.hasLocalQueueIn(o.Name), true
+	case *unstructured.Unstructured:
+		changed, ok := q.kueue.update(o, del)
+		q.dirty = q.dirty || changed
+		return changed, ok
 	}
 	return false, false
 }
@@ -84,7 +92,7 @@ func updateIn[T client.Object](q *queueStore, k *keyed[T], o T, del bool) bool {
 func (q *queueStore) hasLocalQueueIn(ns string) bool {
 	keys := q.lqs.keys()
 	i := sort.SearchStrings(keys, ns+"/")
-	return i < len(keys) && strings.HasPrefix(keys[i], ns+"/")
+	return i < len(keys) && strings.HasPrefix(keys[i], ns+"/") || q.kueue.hasLocalQueueIn(ns)
 }
 
 func specChanged(old, cur client.Object) bool {
@@ -105,10 +113,11 @@ func (q *queueStore) current() (*api.Objects, []string) {
 // simulate` uses, so defaults and checks are the same. An object with a problem is left
 // out and the rest converted again without it, until what remains is clean: one bad
 // ClusterQueue stops its own workloads (and its LocalQueues, whose reference then
-// fails), not the whole cluster.
+// fails), not the whole cluster. Kueue objects that failed their own conversion, or
+// whose name a gantry.dev object of the kind holds, are left out from the start.
 func (q *queueStore) convert() {
 	q.conversions++
-	q.problems = nil
+	q.problems = q.kueue.startProblems(q.hasGantry)
 	left := map[string]bool{} // "Kind/key" of objects left out
 	for {
 		objs, err := manifest.LoadTyped(queueSource, q.typed(left))
@@ -123,6 +132,7 @@ func (q *queueStore) convert() {
 		more := false
 		for _, e := range list {
 			q.problems = append(q.problems, e.Error())
+			q.kueue.blame(e)
 			if id := e.Kind + "/" + e.Name; !left[id] {
 				left[id], more = true, true
 			}
@@ -134,17 +144,45 @@ func (q *queueStore) convert() {
 	}
 }
 
-// typed gathers the stored objects in key order, leaving out those in left.
+// typed gathers the stored objects in key order, the gantry.dev ones and then the
+// Kueue ones of each kind, leaving out those in left.
 func (q *queueStore) typed(left map[string]bool) manifest.Typed {
 	return manifest.Typed{
-		Flavors:                 keep(&q.flavors, "ResourceFlavor", left),
-		Cohorts:                 keep(&q.cohorts, "Cohort", left),
-		ClusterQueues:           keep(&q.cqs, "ClusterQueue", left),
-		LocalQueues:             keep(&q.lqs, "LocalQueue", left),
-		WorkloadPriorityClasses: keep(&q.wpcs, "WorkloadPriorityClass", left),
-		Topologies:              keep(&q.topologies, "Topology", left),
+		Flavors:                 withKueue(q, &q.flavors, "ResourceFlavor", left),
+		Cohorts:                 withKueue(q, &q.cohorts, "Cohort", left),
+		ClusterQueues:           withKueue(q, &q.cqs, "ClusterQueue", left),
+		LocalQueues:             withKueue(q, &q.lqs, "LocalQueue", left),
+		WorkloadPriorityClasses: withKueue(q, &q.wpcs, "WorkloadPriorityClass", left),
+		Topologies:              withKueue(q, &q.topologies, "Topology", left),
 		Namespaces:              keep(&q.namespaces, "Namespace", left),
+		CheckObjects:            q.kueue.checkObjects(left),
 	}
+}
+
+// withKueue is keep for a queue kind, followed by its usable Kueue objects.
+func withKueue[T client.Object](q *queueStore, k *keyed[T], kind string, left map[string]bool) []T {
+	taken := func(key string) bool { _, ok := k.get(key); return ok }
+	return append(keep(k, kind, left), usable[T](&q.kueue, kind, taken, left)...)
+}
+
+// hasGantry reports whether a gantry.dev object of kind is stored under key.
+func (q *queueStore) hasGantry(kind, key string) bool {
+	var ok bool
+	switch kind {
+	case "ResourceFlavor":
+		_, ok = q.flavors.get(key)
+	case "Cohort":
+		_, ok = q.cohorts.get(key)
+	case "ClusterQueue":
+		_, ok = q.cqs.get(key)
+	case "LocalQueue":
+		_, ok = q.lqs.get(key)
+	case "WorkloadPriorityClass":
+		_, ok = q.wpcs.get(key)
+	case "Topology":
+		_, ok = q.topologies.get(key)
+	}
+	return ok
 }
 
 func keep[T any](k *keyed[T], kind string, left map[string]bool) []T {

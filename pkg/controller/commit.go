@@ -39,6 +39,9 @@ type committer struct {
 	// started, if set, is told of each admission as soon as it is written (binding
 	// starts then, not after the whole plan is written); it must not block.
 	started func(t *tracked)
+	// released are the workloads whose reservation a check ended in this Apply
+	// (provreq_run.go): the plan, made before, may not admit them.
+	released map[api.WorkloadID]bool
 }
 
 var _ plan.Committer = (*committer)(nil)
@@ -77,6 +80,7 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 		return plan.Result{}, fmt.Errorf("controller: invalid plan: %w", err)
 	}
 	var res plan.Result
+	k.runChecks() // provreq_run.go: the checks of reservations made before, and stale requests
 	// Each admission and rejection writes its own Workload only: they go out
 	// concurrently (a plan of hundreds is not one long queue of round trips). The plan's
 	// order is kept in each admission's Sequence, and the result is in plan order.
@@ -97,7 +101,9 @@ func (k *committer) Apply(p plan.Plan) (plan.Result, error) {
 	}
 	each(len(p.Rejections), func(i int) {
 		r := p.Rejections[i]
-		if t := k.cs.byID[r.Workload]; t != nil {
+		if t := k.cs.byID[r.Workload]; t != nil && engine.IsQuotaReserved(r) {
+			k.reserve(t, r) // provreq_reserve.go: admission checks run before a placement
+		} else if t != nil {
 			k.writeIfChanged(t.obj, pendingStatus(t.obj.Status, r, k.now, k.quotaETA(t, r)))
 			_ = recordReservation(k.ctx, k.c, t.obj, "") // the scheduler dropped it too
 		}
@@ -164,8 +170,12 @@ func (k *committer) admit(a plan.Admission, bindings []plan.Binding, sequence in
 	if t == nil {
 		return "workload not in this cycle's state"
 	}
+	if k.released[a.Workload] {
+		return "an admission check ended its quota reservation"
+	}
 	st := admittedStatus(t.obj.Status, a, bindings, k.now)
 	st.Admission.Sequence = sequence
+	st.QuotaReservation = nil // a workload whose checks passed: the admission replaces it
 	if err := k.writeStatus(t.obj, st); err != nil {
 		return err.Error()
 	}

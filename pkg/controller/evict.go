@@ -150,18 +150,17 @@ func (ctl *Controller) suspendOwner(ctx context.Context, wl *v1alpha1.Workload) 
 		if err := ctl.c.Get(ctx, key, &job); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		return true, ctl.setSuspend(ctx, &job, true)
+		return true, ctl.setSuspend(ctx, &job, true, wl)
 	}
-	for _, k := range jobKinds() {
-		if k.GVK.Kind != o.Kind {
-			continue
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(k.GVK)
-		if err := ctl.direct.Get(ctx, key, u); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		return true, ctl.setObjectSuspend(ctx, k, u, true)
+	// By apiVersion too: one kind name may be two kinds (MPIJob v1 and v2beta1).
+	k, ok := jobKindOf(o.APIVersion, o.Kind)
+	if !ok {
+		return false, nil
 	}
-	return false, nil
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.GVK)
+	if err := ctl.direct.Get(ctx, key, u); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return true, ctl.setObjectSuspend(ctx, k, u, true)
 }

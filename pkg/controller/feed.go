@@ -34,6 +34,10 @@ type fed struct {
 	model   *api.Workload
 	key     modelKey
 	running bool // Started since its last Submit or Requeued
+	// hold is the admission check hold last applied (checkHoldKey): a pending workload
+	// whose reservation ended without running (its checks were Ready and a request then
+	// expired) is held without passing through started.
+	hold string
 }
 
 // modelKey is what a workload's model is converted from, beyond its identity: a
@@ -115,21 +119,26 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) (changed bool, err error)
 		}
 		k = &fed{model: t.model, key: key}
 		f.known[id] = k
-		if t.admitted() {
-			s.Started(id, admittedAt(t.obj))
+		if t.started() { // admitted, or holding a quota reservation for its checks
+			s.Started(id, t.startedAt())
 			k.running = true
 		} else if err := backOff(s, id, t.obj); err != nil { // a restart resumes a backoff in progress
 			return true, err
 		}
-	case t.admitted() && !k.running:
-		s.Started(id, admittedAt(t.obj))
+		k.hold = checkHoldKey(t.obj)
+	case t.started() && !k.running:
+		s.Started(id, t.startedAt())
 		k.running = true
-	case !t.admitted() && k.running:
+	case !t.started() && k.running: // evicted, or its reservation ended (checks Ready, Retry, Rejected)
 		s.Requeued(id, queuedAt(t.obj), t.model.MaxRuntime)
 		k.running = false
+		k.hold = checkHoldKey(t.obj)
 		if err := backOff(s, id, t.obj); err != nil {
 			return true, err
 		}
+	case !t.started() && checkHoldKey(t.obj) != k.hold:
+		k.hold = checkHoldKey(t.obj)
+		checkBackOff(s, id, t.obj)
 	default:
 		return false, nil
 	}
@@ -140,7 +149,14 @@ func (f *feeder) sync(s *engine.Scheduler, t *tracked) (changed bool, err error)
 // by a failure (engine.Scheduler.BackOff; nothing without a requeue policy). An
 // unreadable failure count is reported and counts as this one failure.
 func backOff(s *engine.Scheduler, id api.WorkloadID, obj *v1alpha1.Workload) error {
+	if checkBackOff(s, id, obj) { // provreq_backoff.go
+		return nil
+	}
 	c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.WorkloadEvicted)
+	if c != nil && c.Status == metav1.ConditionTrue && c.Reason == api.ReasonPodsReadyTimeout {
+		podsReadyBackOff(s, id, obj, c.LastTransitionTime.Time) // podsready_pass.go
+		return nil
+	}
 	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonDeviceUnhealthy {
 		return nil
 	}

@@ -25,6 +25,11 @@ type tracked struct {
 	model *api.Workload
 	cq    string // ClusterQueue its LocalQueue points at ("" when it does not resolve)
 	err   error  // the workload cannot be converted; reported on its status
+	// checks are the admission checks its quota reservation waits for (provreq_gate.go);
+	// checksDone: every one of them is Ready, so the workload is placed again like any
+	// pending one, on the quota the cycle assigns.
+	checks     []api.ClusterQueueCheck
+	checksDone bool
 }
 
 func (t *tracked) admitted() bool { return t.obj.Status.Admission != nil }
@@ -32,6 +37,30 @@ func (t *tracked) finished() bool {
 	return meta.IsStatusConditionTrue(t.obj.Status.Conditions, v1alpha1.WorkloadFinished)
 }
 func (t *tracked) noticed() bool { return t.obj.Annotations[AnnotationPreemptionNotice] != "" }
+
+// reservation is the quota a workload holds for its admission checks, nil when none
+// (admitted and finished workloads hold none: an admission replaces it).
+func (t *tracked) reservation() *v1alpha1.QuotaReservation {
+	if t.admitted() || t.finished() {
+		return nil
+	}
+	return t.obj.Status.QuotaReservation
+}
+
+// reservedWaiting: its quota is reserved and its checks are not all Ready; the quota
+// is charged and the scheduler counts it as started, but nothing is placed.
+func (t *tracked) reservedWaiting() bool { return t.reservation() != nil && !t.checksDone }
+
+// started: the scheduler counts it as started (admitted, or holding a reservation).
+func (t *tracked) started() bool { return t.admitted() || t.reservedWaiting() }
+
+// startedAt is when it was admitted, or reserved its quota.
+func (t *tracked) startedAt() time.Time {
+	if r := t.reservation(); r != nil && !t.admitted() {
+		return r.ReservedAt.Time
+	}
+	return admittedAt(t.obj)
+}
 
 // cycleState is one pass's picture for the engine's scheduler (its World) plus what
 // the committer needs to map the plan back. The scheduler keeps the queues and
@@ -53,6 +82,11 @@ type cycleState struct {
 	// evicted workloads still terminating), by key: one gone frees capacity.
 	occupants map[string]bool
 	warnings  []string // state that could not be read (logged, never fatal)
+	// checks are the admission checks read with the queue objects, flavors the
+	// ResourceFlavors by name, and provReqs the ProvisioningRequests (provreq*.go).
+	checks   api.AdmissionChecks
+	flavors  map[string]api.ResourceFlavor
+	provReqs map[string]provReqEntry
 }
 
 // modelOf converts a Workload object (priority resolved) into the engine's model; the
@@ -63,7 +97,8 @@ type modelOf func(obj *v1alpha1.Workload, priority int32) (*api.Workload, error)
 // cluster with every bound pod, and the running and leaving workloads.
 func buildState(w *world, convert modelOf) (*cycleState, error) {
 	cs := &cycleState{byID: map[api.WorkloadID]*tracked{}, runningByID: map[api.WorkloadID]placement.Running{},
-		inFlight: map[api.WorkloadID]bool{}, occupants: map[string]bool{}, warnings: append([]string(nil), w.warnings...)}
+		inFlight: map[api.WorkloadID]bool{}, occupants: map[string]bool{}, warnings: append([]string(nil), w.warnings...),
+		checks: w.objs.AdmissionChecks, flavors: flavorsByName(w.objs), provReqs: w.provReqs}
 	cqOf := localQueueTargets(w.objs)
 	quota, err := admission.NewQuota(w.objs, admission.Options{})
 	if err != nil {
@@ -92,6 +127,7 @@ func buildState(w *world, convert modelOf) (*cycleState, error) {
 			continue
 		}
 		cs.byID[t.model.ID()] = t
+		cs.readChecks(t, quota) // provreq_gate.go: a reservation's checks, and its quota
 		if t.admitted() {
 			plain, alloc := cs.addAdmitted(w, t, quota, claims.held)
 			changes, pending = append(changes, plain...), append(pending, alloc...)
@@ -152,7 +188,7 @@ func modelPodSet(m *api.Workload, name string) *api.PodSet {
 
 // world is the scheduler's World at now.
 func (cs *cycleState) world(now time.Time) engine.World {
-	w := engine.World{Now: now, Cluster: cs.cluster, Quota: cs.quota, Running: cs.running}
+	w := engine.World{Now: now, Cluster: cs.cluster, Quota: cs.quota, Running: cs.running, Checks: cs.gate()}
 	for id := range cs.inFlight {
 		w.InFlight = append(w.InFlight, id)
 	}
@@ -164,7 +200,7 @@ func (cs *cycleState) world(now time.Time) engine.World {
 func (cs *cycleState) pending() []engine.Pending {
 	var out []engine.Pending
 	for _, t := range cs.byID {
-		if t.model != nil && !t.admitted() && !t.finished() {
+		if t.model != nil && !t.started() && !t.finished() {
 			out = append(out, engine.Pending{Workload: t.model, ClusterQueue: t.cq})
 		}
 	}
@@ -246,8 +282,14 @@ func admittedPods(w *world, t *tracked, held map[string]heldClaim) ([]cluster.Bo
 
 // assignmentOf rebuilds the quota assignment recorded in an admitted workload's status.
 func assignmentOf(t *tracked) admission.Assignment {
-	a := admission.Assignment{Workload: t.model.ID(), ClusterQueue: t.obj.Status.Admission.ClusterQueue, Mode: admission.Fit}
-	for _, ps := range t.obj.Status.Admission.PodSetAssignments {
+	return assignmentFrom(t.model.ID(), t.obj.Status.Admission.ClusterQueue, t.obj.Status.Admission.PodSetAssignments)
+}
+
+// assignmentFrom rebuilds a quota assignment from the pod set assignments a status
+// records (an admission's or a reservation's).
+func assignmentFrom(id api.WorkloadID, cq string, psas []v1alpha1.PodSetAssignment) admission.Assignment {
+	a := admission.Assignment{Workload: id, ClusterQueue: cq, Mode: admission.Fit}
+	for _, ps := range psas {
 		usage, err := ResourceVector(ps.ResourceUsage, "status.admission.podSetAssignments.resourceUsage")
 		if err != nil {
 			continue

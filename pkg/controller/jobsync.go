@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +33,7 @@ func (ctl *Controller) syncJobs(ctx context.Context, wls workloadLookup, now tim
 	// round trips.
 	var queued []*batchv1.Job
 	for i := range jobs.Items {
-		if job := &jobs.Items[i]; JobQueueName(&job.ObjectMeta) != "" && job.DeletionTimestamp == nil {
+		if job := ctl.queuedJob(&jobs.Items[i], wls); job != nil {
 			queued = append(queued, job)
 		}
 	}
@@ -44,6 +45,33 @@ func (ctl *Controller) syncJobs(ctx context.Context, wls workloadLookup, now tim
 		}
 	})
 	return nil
+}
+
+// queuedJob is the Job as Gantry queues it, nil when it is not Gantry's: one with a
+// queue label, or (as Kueue does) an unlabelled one in a namespace with a LocalQueue
+// named "default" that is not part of another queued job, then read as labelled with
+// that queue (the object itself is left as it is; the webhook, where installed, labels
+// it on create).
+func (ctl *Controller) queuedJob(job *batchv1.Job, wls workloadLookup) *batchv1.Job {
+	if job.DeletionTimestamp != nil {
+		return nil
+	}
+	if JobQueueName(&job.ObjectMeta) != "" {
+		return job
+	}
+	if partOfQueuedJob(job.OwnerReferences) {
+		return nil
+	}
+	queue := ctl.queueOf(job.Namespace, job.Labels, wls(job.Namespace+"/"+WorkloadNameForJob(job.Name)))
+	if queue == "" {
+		return nil
+	}
+	labelled := job.DeepCopy()
+	if labelled.Labels == nil {
+		labelled.Labels = map[string]string{}
+	}
+	labelled.Labels[api.LabelKueueQueueName] = queue
+	return labelled
 }
 
 func (ctl *Controller) syncJob(ctx context.Context, job *batchv1.Job, wl *v1alpha1.Workload, now time.Time) error {
@@ -60,7 +88,7 @@ func (ctl *Controller) syncJob(ctx context.Context, job *batchv1.Job, wl *v1alph
 		if err := ctl.c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create workload: %w", err)
 		}
-		return ctl.setSuspend(ctx, job, true)
+		return ctl.setSuspend(ctx, job, true, nil)
 	}
 	if meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadFinished) {
 		return nil
@@ -69,7 +97,7 @@ func (ctl *Controller) syncJob(ctx context.Context, job *batchv1.Job, wl *v1alph
 		return ctl.writeWorkloadStatus(ctx, wl, finishedStatus(wl.Status, failed, now))
 	}
 	run := wl.Status.Admission != nil
-	return ctl.setSuspend(ctx, job, !run)
+	return ctl.setSuspend(ctx, job, !run, wl)
 }
 
 // resumeJob unsuspends the Job of a Workload just admitted, so its controller creates
@@ -84,22 +112,25 @@ func (ctl *Controller) resumeJob(ctx context.Context, wl *v1alpha1.Workload) {
 	if err := ctl.c.Get(ctx, client.ObjectKey{Namespace: wl.Namespace, Name: o.Name}, &job); err != nil {
 		return
 	}
-	if JobQueueName(&job.ObjectMeta) == "" || job.DeletionTimestamp != nil {
+	if job.DeletionTimestamp != nil || ctl.queueOf(job.Namespace, job.Labels, wl) == "" {
 		return
 	}
-	if err := ctl.setSuspend(ctx, &job, false); err != nil {
+	if err := ctl.setSuspend(ctx, &job, false, wl); err != nil {
 		ctl.log.V(1).Info("resume job: left to the next pass", "job", job.Namespace+"/"+job.Name, "reason", err.Error())
 	}
 }
 
 // setSuspend flips spec.suspend when it differs. Unsuspending is the start signal: the
-// Job controller then creates the pods that the binder places.
-func (ctl *Controller) setSuspend(ctx context.Context, job *batchv1.Job, suspend bool) error {
+// Job controller then creates the pods that the binder places. wl is the Job's Workload
+// as the caller knows it (read from the cache when nil): a Workload just admitted may
+// not be in the cache yet, and its admission sets the parallelism.
+func (ctl *Controller) setSuspend(ctx context.Context, job *batchv1.Job, suspend bool, wl *v1alpha1.Workload) error {
 	if ptr.Deref(job.Spec.Suspend, false) == suspend {
 		return nil
 	}
 	patch := client.MergeFrom(job.DeepCopy())
 	job.Spec.Suspend = ptr.To(suspend)
+	ctl.fitParallelism(ctx, job, suspend, wl) // partial.go: parallelism follows a partial admission
 	if err := ctl.c.Patch(ctx, job, patch); err != nil {
 		return fmt.Errorf("set suspend=%v: %w", suspend, err)
 	}

@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"context"
 	"strings"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // jobKind describes one job kind Gantry queues: where it keeps its suspend switch,
@@ -27,6 +30,16 @@ type jobKind struct {
 	PodSetOf func(p *corev1.Pod) string
 	// Finished reads the terminal state from the object's status.
 	Finished func(u *unstructured.Unstructured) (done, failed bool)
+	// Unqueued, when set, tells an object of the kind that Kueue does not queue (a
+	// RayJob on an existing cluster): Gantry leaves it alone, as the loader skips it.
+	Unqueued func(u *unstructured.Unstructured) bool
+	// Convert, when set, replaces manifest.WorkloadOfObject for a kind whose pods are
+	// described partly by other objects (a TrainJob's runtime), which it reads from r. A
+	// *relatedMissingError says one of them is not there (yet).
+	Convert func(ctx context.Context, r client.Reader, obj map[string]any) (*api.Workload, error)
+	// Related are the kinds Convert reads: watched beside the kind, so a change to one
+	// of them wakes a pass.
+	Related []schema.GroupVersionKind
 }
 
 // jobKinds lists the kinds handled through unstructured objects.
@@ -45,13 +58,15 @@ func jobKinds() []jobKind {
 			SuspendPath: []string{"spec", "suspend"}, PodLabel: "ray.io/originated-from-cr-name",
 			PodSetOf: rayJobPodSet,
 			Finished: rayJobFinished,
+			Unqueued: rayJobOnExistingCluster,
 		},
 		{
 			GVK:         schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
-			SuspendPath: []string{"spec", "suspend"}, PodLabel: "jobset.sigs.k8s.io/jobset-name",
-			PodSetOf: func(p *corev1.Pod) string { return p.Labels["jobset.sigs.k8s.io/replicatedjob-name"] },
+			SuspendPath: []string{"spec", "suspend"}, PodLabel: jobSetNameLabel,
+			PodSetOf: jobSetPodSet,
 			Finished: conditionFinished("Completed", "Failed"),
 		},
+		trainJobKind(), // trainjob.go
 		{
 			GVK:         schema.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "PyTorchJob"},
 			SuspendPath: []string{"spec", "runPolicy", "suspend"}, PodLabel: "training.kubeflow.org/job-name",
@@ -65,6 +80,27 @@ func jobKinds() []jobKind {
 			Finished: conditionFinished("Succeeded", "Failed"),
 		},
 	}, kubeflowV1Kinds()...)
+}
+
+// JobSet's pod labels, which Kubeflow Trainer's JobSets (named after their TrainJob)
+// carry too.
+const (
+	jobSetNameLabel          = "jobset.sigs.k8s.io/jobset-name"
+	jobSetReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+)
+
+// jobSetPodSet: the shared reader names a JobSet's pod sets after its replicated jobs.
+func jobSetPodSet(p *corev1.Pod) string { return p.Labels[jobSetReplicatedJobLabel] }
+
+// jobKindOf is the unstructured job kind of an owner's apiVersion and kind (the
+// training-operator's and the MPI operator's MPIJob share a kind name).
+func jobKindOf(apiVersion, kind string) (jobKind, bool) {
+	for _, k := range jobKinds() {
+		if k.GVK.Kind == kind && k.GVK.GroupVersion().String() == apiVersion {
+			return k, true
+		}
+	}
+	return jobKind{}, false
 }
 
 // podSetOfJob: a Job has one pod set.
@@ -116,6 +152,9 @@ func rayJobPodSet(p *corev1.Pod) string {
 func podLabelOf(kind string) (string, func(*corev1.Pod) string) {
 	if kind == "Job" {
 		return batchv1.JobNameLabel, podSetOfJob
+	}
+	if isServingKind(kind) {
+		return "", servingPodSet // found by gang (servingGangOf), not by a label
 	}
 	for _, k := range jobKinds() {
 		if k.GVK.Kind == kind {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/go-logr/logr"
@@ -36,6 +37,8 @@ type Options struct {
 	NodeLostAfter time.Duration
 	// Now is the clock; nil means time.Now. Tests inject their own.
 	Now func() time.Time
+	// PodsReady is Kueue's waitForPodsReady (podsready*.go); nil: off.
+	PodsReady *api.WaitForPodsReady
 }
 
 // Controller runs Gantry's passes: sync jobs, run one engine cycle, commit its plan,
@@ -67,6 +70,11 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	if err := opts.Engine.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.PodsReady != nil {
+		if err := opts.PodsReady.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Interval <= 0 {
 		opts.Interval = 200 * time.Millisecond
 	}
@@ -82,7 +90,7 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	cache := newStateCache()
 	ctl := &Controller{c: assumingClient{Client: c, cache: cache}, direct: direct, cache: cache, events: events,
 		metrics: metrics, opts: opts, log: log, sched: scheduling{feed: newFeeder()}, wake: newWakeup(),
-		watch: &watcher{done: map[string]bool{}, cache: cache}}
+		watch: &watcher{done: map[string]bool{}, cache: cache, direct: direct}}
 	// A failed bind is retried by a later pass: ask for one after RetryAfter (binds run
 	// off the pass, so the pass that started them cannot set ctl.retry).
 	retry := func() { time.AfterFunc(opts.RetryAfter, ctl.wake.Poke) }
@@ -177,6 +185,8 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	ctl.evictLost(ctx, w, now)
 	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, w, now)
+	// waitForPodsReady (podsready_pass.go)
+	ctl.checkPodsReady(ctx, w, now)
 	ctl.releaseClaims(ctx, w) // dra_release.go
 	cs, err := buildState(w, ctl.sched.feed.model)
 	if err != nil {
@@ -215,8 +225,8 @@ func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *
 	missing := false
 	for _, p := range w.pods {
 		kind, name := gangOf(p)
-		if kind == "" {
-			continue
+		if kind != KindPodGang && kind != KindPodGroup {
+			continue // not a plain-pod gang (serving pods are synced by syncServing)
 		}
 		key := p.Namespace + "/" + WorkloadNameForGang(kind, name)
 		i, ok := shardOf[key]
@@ -314,8 +324,16 @@ func (ctl *Controller) started(ctx context.Context, w *world, wl *v1alpha1.Workl
 
 // bindablePlacements are the placements to bind now: all of them, but for a RayJob
 // whose submitter pod does not exist yet (KubeRay creates it once the Ray cluster is
-// up) those of the submitter pod set, which a later pass binds when its pod appears.
+// up) those of the submitter pod set, which a later pass binds when its pod appears;
+// for a StatefulSet the slots of the pods that exist (statefulSetBindable); for a
+// TrainJob the pod sets that have pods (presentPodSets).
 func bindablePlacements(kind string, pls []v1alpha1.PodPlacement, mine []*corev1.Pod, podSetOf func(*corev1.Pod) string) []v1alpha1.PodPlacement {
+	if kind == KindStatefulSet {
+		return statefulSetBindable(pls, mine)
+	}
+	if kind == KindTrainJob {
+		return presentPodSets(pls, mine, podSetOf)
+	}
 	if kind != "RayJob" {
 		return pls
 	}
@@ -325,6 +343,18 @@ func bindablePlacements(kind string, pls []v1alpha1.PodPlacement, mine []*corev1
 		}
 	}
 	return slices.DeleteFunc(slices.Clone(pls), func(p v1alpha1.PodPlacement) bool { return p.PodSet == rayJobPodSetSubmitter })
+}
+
+// presentPodSets are the placements of the pod sets that have pods. A TrainJob whose
+// runtime has initializers gets its trainer's pods only once they finish (JobSet
+// dependsOn), so each pod set is bound whole as its pods appear; all slots stay
+// reserved by the admission.
+func presentPodSets(pls []v1alpha1.PodPlacement, mine []*corev1.Pod, podSetOf func(*corev1.Pod) string) []v1alpha1.PodPlacement {
+	present := map[string]bool{}
+	for _, p := range mine {
+		present[podSetOf(p)] = true
+	}
+	return slices.DeleteFunc(slices.Clone(pls), func(p v1alpha1.PodPlacement) bool { return !present[p.PodSet] })
 }
 
 func ptrs[T any](s []T) []*T {

@@ -145,10 +145,14 @@ func simulatorPath(t *testing.T, obj map[string]any) (*api.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(objs.Workloads) != 1 {
-		t.Fatalf("simulator path: %d workloads, want 1", len(objs.Workloads))
+	switch len(objs.Workloads) {
+	case 0:
+		return nil, nil // skipped, as a kind's object Kueue does not queue
+	case 1:
+		return &objs.Workloads[0], nil
 	}
-	return &objs.Workloads[0], nil
+	t.Fatalf("simulator path: %d workloads, want 1", len(objs.Workloads))
+	return nil, nil
 }
 
 // controllerPath converts obj as the controller does when it reads it from the API
@@ -172,7 +176,11 @@ func controllerPath(t *testing.T, obj map[string]any) (*api.Workload, error) {
 		if err := u.UnmarshalJSON(raw); err != nil {
 			t.Fatal(err)
 		}
-		wl, err = WorkloadForObject(kindNamed(t, u.GetKind()), u)
+		k, ok := jobKindOf(u.GetAPIVersion(), u.GetKind())
+		if !ok {
+			t.Fatalf("no job kind %s %s", u.GetAPIVersion(), u.GetKind())
+		}
+		wl, err = WorkloadForObject(k, u)
 	}
 	if err != nil {
 		return nil, err
@@ -191,11 +199,14 @@ func TestOneReaderPerJobKind(t *testing.T) {
 		// want is the pod sets as "name:count/gang"; wantMinMember the gang size over
 		// all pod sets (0: the sum); wantErr a field both errors must name, or with
 		// clusterIgnores the field the file's reader refuses and the cluster's ignores
-		// (an object the API server accepted may carry fields of a newer release).
+		// (an object the API server accepted may carry fields of a newer release);
+		// unqueued: an object Kueue does not queue, which the loader skips (no
+		// workload, no error) and the controller leaves alone (jobKind.Unqueued).
 		want           string
 		wantMinMember  int32
 		wantErr        string
 		clusterIgnores bool
+		unqueued       bool
 	}{
 		{name: "Job with partial admission and max runtime",
 			obj: func() map[string]any {
@@ -259,11 +270,29 @@ func TestOneReaderPerJobKind(t *testing.T) {
 		}}), wantErr: "spec.replicatedJobs[0].replica", clusterIgnores: true, want: "w:1/1"},
 		{name: "RayJob on an existing cluster", obj: readerObject("ray.io/v1", "RayJob", nil, map[string]any{
 			"entrypoint": "python train.py", "clusterSelector": map[string]any{"ray.io/cluster": "shared"},
-		}), wantErr: "spec.rayClusterSpec"},
+		}), unqueued: true},
+		{name: "RayJob with both a cluster and a selector", obj: readerObject("ray.io/v1", "RayJob", nil, map[string]any{
+			"entrypoint": "python train.py", "clusterSelector": map[string]any{"ray.io/cluster": "shared"},
+			"rayClusterSpec": rayCluster(map[string]any{"groupName": "gpu", "replicas": int64(2), "template": readerTemplate("2")}),
+		}), wantErr: "spec.clusterSelector"},
+		{name: "MPIJob of the training-operator (kubeflow.org/v1)", obj: readerObject("kubeflow.org/v1", "MPIJob", nil, map[string]any{
+			"mpiReplicaSpecs": replicaSpecs("Worker", kubeflowReplica(2, "8"), "Launcher", kubeflowReplica(1, "0")),
+		}), want: "launcher:1/1 worker:2/2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sim, simErr := simulatorPath(t, tc.obj)
+			if tc.unqueued {
+				u := &unstructured.Unstructured{Object: tc.obj}
+				k, _ := jobKindOf(u.GetAPIVersion(), u.GetKind())
+				if sim != nil || simErr != nil {
+					t.Errorf("simulator: workload %v, err %v; want it skipped", sim != nil, simErr)
+				}
+				if k.Unqueued == nil || !k.Unqueued(u) {
+					t.Errorf("controller: %s not left alone (jobKind.Unqueued)", u.GetKind())
+				}
+				return
+			}
 			ctl, ctlErr := controllerPath(t, tc.obj)
 			if tc.clusterIgnores {
 				if simErr == nil || !strings.Contains(simErr.Error(), tc.wantErr) {
@@ -381,7 +410,8 @@ func TestWorkloadGangSizeRoundTrip(t *testing.T) {
 }
 
 // TestShippedRoleCoversEveryJobKind: the controller watches every kind of jobKinds once
-// its CRD is installed, and lists, reads and patches (suspends) its objects. A kind the
+// its CRD is installed, and lists, reads and patches (suspends) its objects, and reads
+// the related objects its conversion needs. A kind the
 // shipped role does not allow would leave its informer unsynced on a cluster that has
 // the CRD (the training-operator installs all its kinds at once), so every kind in the
 // table must be in config/rbac/role.yaml with those verbs.
@@ -407,6 +437,15 @@ func TestShippedRoleCoversEveryJobKind(t *testing.T) {
 		for _, verb := range []string{"get", "list", "watch", "patch"} {
 			if !allowed(k.GVK.Group, resource, verb) {
 				t.Errorf("config/rbac/role.yaml does not allow %s on %s.%s", verb, resource, k.GVK.Group)
+			}
+		}
+		// The objects its conversion reads (a TrainJob's runtimes) are watched too.
+		for _, r := range k.Related {
+			resource := strings.ToLower(r.Kind) + "s"
+			for _, verb := range []string{"get", "list", "watch"} {
+				if !allowed(r.Group, resource, verb) {
+					t.Errorf("config/rbac/role.yaml does not allow %s on %s.%s (read for %s)", verb, resource, r.Group, k.GVK.Kind)
+				}
 			}
 		}
 	}

@@ -42,13 +42,21 @@ var podGroupGVK = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Versio
 func optionalKinds() []schema.GroupVersionKind {
 	out := []schema.GroupVersionKind{podGroupGVK}
 	for _, k := range jobKinds() {
+		// A kind's related kinds (a TrainJob's runtimes) are watched beside it, so a
+		// change to one wakes a pass.
+		out = append(append(out, k.GVK), k.Related...)
+	}
+	// Serving kinds (serving.go): apps/v1 is always served, LeaderWorkerSet only with
+	// its CRD; all are read as unstructured objects like the optional job kinds.
+	for _, k := range servingKinds() {
 		out = append(out, k.GVK)
 	}
 	return out
 }
 
 // gangOf names the gang a Gantry pod belongs to: owner kind and gang name, or "" when
-// the pod is not in one.
+// the pod is not in one. Besides plain-pod gangs, a serving object's pods are gangs of
+// their Workload (servingGangOf), so the pod store indexes them where podsOf looks.
 func gangOf(p *corev1.Pod) (kind, name string) {
 	if p.Spec.SchedulerName != SchedulerName {
 		return "", ""
@@ -59,7 +67,7 @@ func gangOf(p *corev1.Pod) (kind, name string) {
 	if g := p.Annotations[AnnotationVolcanoGang]; g != "" {
 		return KindPodGroup, g
 	}
-	return "", ""
+	return servingGangOf(p)
 }
 
 // podGang is the pods of one gang, sorted by name.
@@ -74,8 +82,8 @@ func groupPodGangs(pods []*corev1.Pod) []*podGang {
 	byKey := map[string]*podGang{}
 	for _, p := range pods {
 		kind, name := gangOf(p)
-		if kind == "" {
-			continue
+		if kind != KindPodGang && kind != KindPodGroup {
+			continue // not a plain-pod gang: a serving object's Workload is made from the object
 		}
 		key := p.Namespace + "/" + kind + "/" + name
 		g := byKey[key]
@@ -103,12 +111,15 @@ func groupPodGangs(pods []*corev1.Pod) []*podGang {
 	return out
 }
 
-// WorkloadNameForGang is the Workload name of a pod gang.
+// WorkloadNameForGang is the Workload name of a pod gang (of any kind gangOf gives).
 func WorkloadNameForGang(kind, name string) string {
-	if kind == KindPodGroup {
+	switch kind {
+	case KindPodGroup:
 		return "podgroup-" + name
+	case KindPodGang:
+		return "gang-" + name
 	}
-	return "gang-" + name
+	return WorkloadNameFor(kind, name) // a serving gang (serving.go)
 }
 
 // syncPodGangs creates the Workload of each complete pod gang and finishes it when all

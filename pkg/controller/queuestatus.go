@@ -14,7 +14,10 @@ import (
 )
 
 // queueCounts are the pending and admitted workloads of one queue.
-type queueCounts struct{ pending, admitted int32 }
+// queueCounts are a queue's unfinished workloads as Kueue counts them: pending (no
+// quota), reserving (quota held: admitted, or reserved while admission checks run) and
+// admitted (of the reserving, those admitted).
+type queueCounts struct{ pending, reserving, admitted int32 }
 
 // countByQueue counts the unfinished workloads per ClusterQueue and per LocalQueue
 // ("namespace/name").
@@ -26,10 +29,16 @@ func countByQueue(cs *cycleState) (cqs, lqs map[string]queueCounts) {
 		}
 		lq := t.obj.Namespace + "/" + t.obj.Spec.QueueName
 		c, l := cqs[t.cq], lqs[lq]
-		if t.admitted() {
+		switch {
+		case t.admitted():
 			c.admitted++
 			l.admitted++
-		} else {
+			c.reserving++
+			l.reserving++
+		case t.reservedWaiting():
+			c.reserving++
+			l.reserving++
+		default:
 			c.pending++
 			l.pending++
 		}
@@ -99,4 +108,5 @@ func (ctl *Controller) writeQueueStatuses(ctx context.Context, cs *cycleState) {
 			_ = ctl.c.Status().Update(ctx, upd)
 		}
 	}
+	ctl.writeKueueStatuses(ctx, cs, cqCounts, lqCounts) // kueuecrd_status.go
 }

@@ -92,14 +92,16 @@ func (ctl *Controller) schedule(ctx context.Context, w *world, cs *cycleState, n
 	world := cs.world(now)
 	world.Unchanged = !built && !changed
 	p := sc.s.Cycle(world)
+	commit, held := ctl.podsReadyHold(p, w) // podsready_block.go: blockAdmission
 	ctl.admissions = max(ctl.admissions, highestSequence(cs))
 	k := &committer{ctx: ctx, c: ctl.c, events: ctl.events, cs: cs, now: now, metrics: ctl.metrics, sequence: ctl.admissions,
 		rootOf: sc.s.RootOf, queueETA: sc.s.QueuedQuotaETA, started: func(t *tracked) { ctl.started(ctx, w, t.obj, now) }}
-	res, err := k.Apply(p)
+	res, err := k.Apply(commit)
 	ctl.admissions = k.sequence
 	if err != nil {
 		return p, err
 	}
+	ctl.noteHeld(ctx, cs, held, now)
 	sc.feed.committed(sc.s, p, res.Applied, k.noticed, now)
 	if next, ok := sc.s.NextWake(); ok && (ctl.nextDeadline.IsZero() || next.Before(ctl.nextDeadline)) {
 		ctl.nextDeadline = next // a requeue backoff ends: no event may come then

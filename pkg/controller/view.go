@@ -101,7 +101,8 @@ func listForView(ctx context.Context, c client.Reader) ([]client.Object, error) 
 			}
 		}
 	}
-	return out, nil
+	kueue, err := listKueue(ctx, c) // kueuecrd.go: Kueue's queue objects, where installed
+	return append(out, kueue...), err
 }
 
 // viewQueues are the ClusterQueues with the quota state a pass builds, counted as the
@@ -188,7 +189,7 @@ func livePhase(obj *v1alpha1.Workload, pods []*corev1.Pod) view.Phase {
 		}
 		return view.Admitted
 	case v1alpha1.StateQuotaReserved:
-		return view.Admitted
+		return view.Pending // quota held, not placed: it waits for its admission checks
 	}
 	return view.Pending
 }

@@ -141,7 +141,7 @@ func TestLivePhase(t *testing.T) {
 	}{
 		{"", "", nil, view.Pending},
 		{v1alpha1.StatePending, "admission", nil, view.Pending},
-		{v1alpha1.StateQuotaReserved, "", nil, view.Admitted},
+		{v1alpha1.StateQuotaReserved, "", nil, view.Pending},
 		{v1alpha1.StateAdmitted, "", []*corev1.Pod{starting}, view.Admitted},
 		{v1alpha1.StateAdmitted, "", []*corev1.Pod{starting, running}, view.Running},
 		{v1alpha1.StateEvicted, "", nil, view.Evicted},

@@ -102,7 +102,8 @@ func watchedTypes() []client.Object {
 // and pokes a pass. Optional kinds (their CRDs may be installed later) are retried at
 // every resync until they are watched.
 type watcher struct {
-	informers cache.Cache // nil: nothing is watched (the cache stays empty)
+	informers cache.Cache   // nil: nothing is watched (the cache stays empty)
+	direct    client.Reader // uncached: asks whether HyperNodes may be listed (hypernode.go)
 	cache     *stateCache
 	wake      *wakeup
 	done      map[string]bool // kinds already watched
@@ -163,11 +164,14 @@ func (w *watcher) ensure(ctx context.Context) []string {
 	for _, obj := range watchedTypes() {
 		add(fmt.Sprintf("%T", obj), obj)
 	}
-	for _, gvk := range optionalKinds() {
+	// cluster-autoscaler's ProvisioningRequests, where its CRD is installed (provreq*.go).
+	optional := append(optionalKinds(), provReqGVK())
+	for _, gvk := range append(optional, w.hyperNodeKinds(ctx)...) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
 		add(gvk.String(), u)
 	}
+	missing = append(missing, w.ensureKueue(ctx)...) // kueuecrd.go: version chosen by discovery
 	return missing
 }
 

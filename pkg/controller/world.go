@@ -29,6 +29,7 @@ type world struct {
 	knownNodes  map[string]bool         // every Node the API server has, converted or not
 	notReady    map[string]time.Time    // node -> since when it is not Ready
 	dra         *draView                // DeviceClasses, claim templates and claims
+	provReqs    map[string]provReqEntry // ProvisioningRequests by "namespace/name" (provreq_cache.go)
 	warnings    []string
 }
 

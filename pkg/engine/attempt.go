@@ -35,7 +35,7 @@ func (c *cycle) decide(p Pending) bool {
 			&plan.Evidence{Unresolved: &plan.LocalQueueRef{Namespace: p.Workload.Namespace, Name: p.Workload.Queue}})
 		return false
 	}
-	a := c.assign(p, nil)
+	p, a := c.reduce(p, c.assign(p, nil)) // partial.go: fewer pods when the full count cannot be admitted
 	switch a.Mode {
 	case admission.NoFit:
 		c.noFit = true
@@ -44,6 +44,9 @@ func (c *cycle) decide(p Pending) bool {
 	case admission.Preempt:
 		c.preemptForQuota(p, a)
 		return false
+	}
+	if c.checksPending(p, a) { // checks.go: quota first, the placement once checks are Ready
+		return c.reserveForChecks(p, a)
 	}
 	res, ok := c.tryPlace(p, a)
 	if ok {
@@ -250,7 +253,8 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 		return
 	}
 	ids = sortedIDs(ids)
-	if res, ok := c.fitsWithout(p, a, ids); !ok {
+	// A workload whose checks run first needs quota only: its nodes may be provisioned.
+	if res, ok := c.fitsWithout(p, a, ids); !ok && !c.checksPending(p, a) {
 		c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Without: ids, Place: res.Failure})
 		return
 	}
@@ -308,12 +312,13 @@ func (c *cycle) admittedNow(id api.WorkloadID) bool {
 func (c *cycle) admit(a admission.Assignment, bindings []plan.Binding) {
 	c.out.Admissions = append(c.out.Admissions, plan.Admission{
 		Workload: a.Workload, ClusterQueue: a.ClusterQueue,
-		PodSets: podSetAssignments(a), Borrowing: a.Borrows(), Quota: a,
+		PodSets: PodSetAssignments(a), Borrowing: a.Borrows(), Quota: a,
 	})
 	c.out.Bindings = append(c.out.Bindings, bindings...)
 }
 
-func podSetAssignments(a admission.Assignment) []plan.PodSetAssignment {
+// PodSetAssignments are a's pod sets as a plan's admission writes them.
+func PodSetAssignments(a admission.Assignment) []plan.PodSetAssignment {
 	out := make([]plan.PodSetAssignment, 0, len(a.PodSets))
 	for _, ps := range a.PodSets {
 		pa := plan.PodSetAssignment{Name: ps.Name, Count: ps.Count, Flavors: map[resources.Name]string{}, Usage: resources.Vector{}}

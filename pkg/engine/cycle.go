@@ -204,9 +204,9 @@ func (c *cycle) waitingForVictims(id api.WorkloadID) bool {
 // eligibleRunning is the running gangs placement may choose victims from.
 func (c *cycle) eligibleRunning(preemptor api.WorkloadID) []placement.Running {
 	out := make([]placement.Running, 0, len(c.in.Running))
-	for _, r := range c.in.Running {
-		if !c.unavailable(r.ID, preemptor) {
-			out = append(out, r)
+	for i := range c.in.Running {
+		if !c.unavailable(c.in.Running[i].ID, preemptor) {
+			out = append(out, c.in.Running[i])
 		}
 	}
 	return out
@@ -225,10 +225,11 @@ func (c *cycle) drain() {
 	if len(c.in.Draining) == 0 {
 		return
 	}
-	for _, r := range c.in.Running {
-		if why, ok := c.in.Draining[r.ID]; ok && !c.in.InFlight[r.ID] {
-			c.noticed[r.ID] = true
-			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: r.ID, Layer: plan.LayerAdmission, Reason: why})
+	for i := range c.in.Running {
+		id := c.in.Running[i].ID
+		if why, ok := c.in.Draining[id]; ok && !c.in.InFlight[id] {
+			c.noticed[id] = true
+			c.out.Evictions = append(c.out.Evictions, plan.Eviction{Workload: id, Layer: plan.LayerAdmission, Reason: why})
 		}
 	}
 	sort.Slice(c.out.Evictions, func(i, j int) bool { return c.out.Evictions[i].Workload < c.out.Evictions[j].Workload })
@@ -240,8 +241,8 @@ func (c *cycle) drain() {
 func (c *cycle) runningOf(id api.WorkloadID) (placement.Running, bool) {
 	if c.runningIdx == nil {
 		c.runningIdx = make(map[api.WorkloadID]int, len(c.in.Running))
-		for i, r := range c.in.Running {
-			c.runningIdx[r.ID] = i
+		for i := range c.in.Running {
+			c.runningIdx[c.in.Running[i].ID] = i
 		}
 	}
 	i, ok := c.runningIdx[id]

@@ -219,4 +219,7 @@ type Input struct {
 	// (placement.RunningByEnd.Reset): a driver that keeps one across cycles spares the
 	// cycle a copy of every running workload. Its contents are the cycle's.
 	RunningScratch *placement.RunningByEnd
+	// Checks answers for Kueue's admission checks (checks.go); nil: no ClusterQueue
+	// has any.
+	Checks AdmissionChecks
 }

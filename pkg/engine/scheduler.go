@@ -221,6 +221,8 @@ type World struct {
 	// InFlight are workloads leaving that the scheduler did not notice itself (an
 	// evicted workload whose pods are still terminating on a cluster).
 	InFlight []api.WorkloadID
+	// Checks runs Kueue's admission checks (checks.go); nil when no queue has any.
+	Checks AdmissionChecks
 	// Unchanged says the driver knows nothing changed since the last cycle (a resync
 	// pass): workloads parked behind reservations stay parked, so such a cycle tries
 	// only what events woke.

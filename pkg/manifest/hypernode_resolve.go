@@ -257,8 +257,9 @@ func (l *loader) addHyperNodeTopology() {
 		Meta:   api.Meta{Name: api.HyperNodeTopology, Source: first.meta.Source},
 		Levels: api.HyperNodeLevels(tiers[len(tiers)-1]),
 	})
+	// NodePool nodes are labelled when the pools expand (cluster.NodesOf), from the
+	// same api.HyperNodeLabels over l.objs.HyperNodes.
 	byNode := api.HyperNodeLabels(l.objs.HyperNodes)
-	l.refusePoolMembers(byNode)
 	for i := range l.objs.Nodes {
 		o := &l.objs.Nodes[i].Object
 		add, ok := byNode[o.Name]
@@ -271,23 +272,5 @@ func (l *loader) addHyperNodeTopology() {
 		}
 		maps.Copy(merged, add)
 		o.Labels = merged
-	}
-}
-
-// refusePoolMembers: tier labels are written on v1 Nodes; the nodes a NodePool expands
-// to are built later from the pool, so a HyperNode taking one would silently not bind
-// it. Until NodesOf applies api.HyperNodeLabels, such a member is an error.
-func (l *loader) refusePoolMembers(byNode map[string]map[string]string) {
-	v1 := make(map[string]bool, len(l.objs.Nodes))
-	for _, n := range l.objs.Nodes {
-		v1[n.Object.Name] = true
-	}
-	for i, h := range l.objs.HyperNodes {
-		for _, n := range h.Nodes {
-			if _, in := byNode[n]; in && !v1[n] {
-				l.volcano.hyperNodes[i].c.add("spec.members", "node %q comes from a NodePool: HyperNode members must be v1 Nodes (give the pool's nodes topology labels through spec.topology instead)", n)
-				break
-			}
-		}
 	}
 }

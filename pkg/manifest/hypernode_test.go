@@ -152,7 +152,6 @@ func TestHyperNodeErrors(t *testing.T) {
 		{"two names for one tier", docs(hyperNodeYAML("a", 1, "rack", exactNode("n0")), hyperNodeYAML("b", 1, "tor", exactNode("n1"))), "HyperNode", "b", "spec.tierName", `tier 1 is named "rack"`},
 		{"namespaced", strings.Replace(hyperNodeYAML("h", 1, "", exactNode("n0")), "{name: h}", "{name: h, namespace: x}", 1), "HyperNode", "x/h", "metadata.namespace", "cluster-scoped"},
 		{"unknown highestTierName", docs(hyperNodeYAML("h", 1, "rack", exactNode("n0")), vcJobYAML("bad", "", "  networkTopology: {highestTierName: spine}\n", taskYAML("w", 1, "cpu: 1", ""))), "Job", "ns/bad", "spec.networkTopology.highestTierName", `unknown tier "spine": the HyperNodes' tier names are rack`},
-		{"NodePool node as a member", docs("apiVersion: gantry.dev/v1alpha1\nkind: NodePool\nmetadata: {name: pool}\nspec: {count: 1, cpu: \"8\", memory: 64Gi, gpu: {model: NVIDIA-B200, perNode: 8}}\n", hyperNodeYAML("h", 1, "", regexNode("^pool"))), "HyperNode", "h", "spec.members", "comes from a NodePool"},
 		{"PodGroup with both tier fields", "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: pg, namespace: ns}\nspec: {networkTopology: {highestTierAllowed: 1, highestTierName: rack}}\n", "PodGroup", "ns/pg", "spec.networkTopology.highestTierName", "not both"},
 	}
 	for _, tc := range tests {

@@ -222,14 +222,25 @@ func (l *loader) rayCluster(d document, c errs) {
 }
 
 // rayJob: the pods of its rayClusterSpec. A RayJob that runs on an existing cluster
-// (clusterSelector) has no pods of its own to schedule and is rejected.
+// (clusterSelector) has no pods of its own to schedule: it is skipped with a line
+// saying so, as Kueue leaves it alone (the cluster it runs on is the workload).
 func (l *loader) rayJob(d document, c errs) {
 	var in rayJobWire
 	if !decode(d, &in, false, c) {
 		return
 	}
-	if in.Spec.RayClusterSpec == nil {
-		c.add("spec.rayClusterSpec", "missing: a RayJob on an existing cluster (clusterSelector) has no pods for Gantry to schedule")
+	onCluster := len(in.Spec.ClusterSelector) > 0
+	switch {
+	case onCluster && in.Spec.RayClusterSpec != nil:
+		c.add("spec.clusterSelector", "a RayJob either makes its cluster (rayClusterSpec) or runs on an existing one (clusterSelector), not both")
+		return
+	case onCluster:
+		// Its pods are the RayCluster's, queued on their own; Kueue does not queue it.
+		l.objs.Skipped = append(l.objs.Skipped, api.Skipped{Source: c.src, APIVersion: "ray.io/v1", Kind: "RayJob", Name: c.name,
+			Why: "runs on an existing RayCluster (spec.clusterSelector): no pods of its own; load the RayCluster to schedule its pods"})
+		return
+	case in.Spec.RayClusterSpec == nil:
+		c.add("spec.rayClusterSpec", "missing: a RayJob needs rayClusterSpec, or clusterSelector to run on an existing RayCluster")
 		return
 	}
 	w := l.newWorkload(in.ObjectMeta, "ray.io/v1", "RayJob", c)

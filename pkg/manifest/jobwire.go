@@ -110,6 +110,10 @@ type headGroupSpec struct {
 	EnableIngress  *bool                  `json:"enableIngress,omitempty"`
 	RayStartParams map[string]string      `json:"rayStartParams,omitempty"`
 	Template       corev1.PodTemplateSpec `json:"template"`
+	// Resources and Labels are Ray's logical resources and node labels (KubeRay v1.5),
+	// passed to `ray start`; the pods' requests are in the template.
+	Resources map[string]string `json:"resources,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
 }
 
 type workerGroupSpec struct {
@@ -123,6 +127,8 @@ type workerGroupSpec struct {
 	Template           corev1.PodTemplateSpec `json:"template"`
 	ScaleStrategy      any                    `json:"scaleStrategy,omitempty"`
 	Suspend            *bool                  `json:"suspend,omitempty"`
+	Resources          map[string]string      `json:"resources,omitempty"`
+	Labels             map[string]string      `json:"labels,omitempty"`
 }
 
 // rayClusterWire is ray.io/v1 RayCluster.
@@ -222,5 +228,18 @@ type jaxJobWire struct {
 	Spec              struct {
 		RunPolicy       runPolicy              `json:"runPolicy,omitempty"`
 		JAXReplicaSpecs map[string]replicaSpec `json:"jaxReplicaSpecs"`
+	} `json:"spec"`
+}
+
+// mpiJobV1Wire is kubeflow.org/v1 MPIJob (training-operator v1.8 pkg/apis/kubeflow.org/v1).
+type mpiJobV1Wire struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		SlotsPerWorker  *int32                 `json:"slotsPerWorker,omitempty"`
+		CleanPodPolicy  *string                `json:"cleanPodPolicy,omitempty"`
+		MPIReplicaSpecs map[string]replicaSpec `json:"mpiReplicaSpecs"`
+		MainContainer   string                 `json:"mainContainer,omitempty"`
+		RunPolicy       runPolicy              `json:"runPolicy,omitempty"`
 	} `json:"spec"`
 }

@@ -43,11 +43,14 @@ func supportedKinds() []kindEntry {
 		{[]string{"jobset.x-k8s.io/v1alpha2"}, "JobSet", (*loader).jobSet},
 		{[]string{"kubeflow.org/v1"}, "PyTorchJob", (*loader).pyTorchJob},
 		{[]string{"kubeflow.org/v2beta1"}, "MPIJob", (*loader).mpiJob},
+		{[]string{"kubeflow.org/v1"}, "MPIJob", (*loader).mpiJobV1},
 		{[]string{"kubeflow.org/v1"}, "TFJob", (*loader).tfJob},
 		{[]string{"kubeflow.org/v1"}, "XGBoostJob", (*loader).xgboostJob},
 		{[]string{"kubeflow.org/v1"}, "PaddleJob", (*loader).paddleJob},
 		{[]string{"kubeflow.org/v1"}, "JAXJob", (*loader).jaxJob},
 		{[]string{TrainerAPIVersion}, "TrainJob", (*loader).trainJob},
+		{[]string{TrainerAPIVersion}, "TrainingRuntime", (*loader).trainingRuntime},
+		{[]string{TrainerAPIVersion}, "ClusterTrainingRuntime", (*loader).clusterTrainingRuntime},
 		{[]string{LWSAPIVersion}, "LeaderWorkerSet", (*loader).leaderWorkerSet},
 		{[]string{"apps/v1"}, "Deployment", (*loader).deployment},
 		{[]string{"apps/v1"}, "StatefulSet", (*loader).statefulSet},
@@ -56,13 +59,16 @@ func supportedKinds() []kindEntry {
 		{[]string{"v1"}, "Pod", (*loader).pod},
 		{[]string{"v1"}, "Node", (*loader).node},
 		{[]string{"v1"}, "Namespace", (*loader).namespace},
-	}, draKinds()...)
+	}, append(draKinds(), admissionCheckKinds()...)...)
 }
 
 // lookupKind finds the handler of apiVersion/kind, or says which field is wrong and why.
 func lookupKind(apiVersion, kind string) (handler, string, string) {
 	var versionsOfKind []string
-	knownVersion := false
+	// sameGroup: the kind is read under another version of this group. A kind of the
+	// same name in another group only (KAI's Queue, JobSet's Configuration) is another
+	// kind, and unsupported.
+	knownVersion, sameGroup := false, false
 	for _, e := range supportedKinds() {
 		for _, v := range e.apiVersions {
 			if v == apiVersion {
@@ -73,10 +79,11 @@ func lookupKind(apiVersion, kind string) (handler, string, string) {
 			}
 			if e.kind == kind {
 				versionsOfKind = append(versionsOfKind, v)
+				sameGroup = sameGroup || splitGroup(v) == splitGroup(apiVersion)
 			}
 		}
 	}
-	if len(versionsOfKind) > 0 {
+	if sameGroup {
 		return nil, "apiVersion", fmt.Sprintf("kind %s is not read under apiVersion %q; supported: %s%s", kind, apiVersion, strings.Join(versionsOfKind, ", "), versionHint(apiVersion))
 	}
 	if knownVersion {

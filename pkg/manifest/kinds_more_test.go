@@ -305,7 +305,7 @@ func TestMoreJobKindsErrors(t *testing.T) {
 			want: []string{"8 StatefulSet ns/j spec.template.spec.containers: a pod needs at least one container"},
 		},
 		{
-			name: "TrainJob: the runtime holds the pods, and a bad node count",
+			name: "TrainJob: a bad node count and a bad resource",
 			input: head(TrainerAPIVersion, "TrainJob") + `spec:
   runtimeRef:
     name: torch-distributed
@@ -314,7 +314,6 @@ func TestMoreJobKindsErrors(t *testing.T) {
     resourcesPerNode: {limits: {nvidia.com/gpu: -1}}
 `,
 			want: []string{
-				`5 TrainJob ns/j spec.runtimeRef: the pods of a TrainJob are those of the JobSet template of ClusterTrainingRuntime "torch-distributed" (with 0 nodes in its trainer job), and Gantry does not read TrainingRuntime or ClusterTrainingRuntime yet`,
 				"8 TrainJob ns/j spec.trainer.numNodes: 0: a TrainJob needs at least one node",
 				"9 TrainJob ns/j spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]: quantity -1 is negative",
 			},

@@ -90,3 +90,17 @@ func replicasText(n *int32) string {
 	}
 	return "replicas " + strconv.Itoa(int(*n))
 }
+
+// mpiJobV1Kind is training-operator v1's MPIJob (kubeflow.org/v1, served by the
+// training-operator up to v1.8; the MPI operator's own is v2beta1).
+func mpiJobV1Kind() kubeflowV1 {
+	return kubeflowV1{"MPIJob", "mpiReplicaSpecs", []string{"Launcher", "Worker"}}
+}
+
+func (l *loader) mpiJobV1(d document, c errs) {
+	var in mpiJobV1Wire
+	if !decode(d, &in, false, c) {
+		return
+	}
+	l.kubeflowJob(mpiJobV1Kind(), in.ObjectMeta, in.Spec.MPIReplicaSpecs, in.Spec.RunPolicy, c)
+}

@@ -3,7 +3,6 @@ package manifest
 import (
 	"maps"
 	"reflect"
-	"strings"
 
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -70,21 +69,43 @@ func fungibilityPreference(in *v1alpha1.ClusterQueue, x kueueDoc, f api.FlavorFu
 	return p
 }
 
-// refuseAdmissionChecks: Kueue admits a workload only after every admission check of its
-// ClusterQueue passed (e.g. a ProvisioningRequest got capacity). Gantry runs no checks
-// yet, so a queue with any is an error rather than a queue that admits too early. Empty
-// lists are fine.
-func refuseAdmissionChecks(s v1alpha1.ClusterQueueSpec, x kueueDoc, c errs) {
-	if len(s.AdmissionChecks) > 0 {
-		c.add(x.path(fieldAdmissionChecks), "admission checks are not supported yet: Gantry would admit without waiting for %s", strings.Join(s.AdmissionChecks, ", "))
-	}
-	if st := s.AdmissionChecksStrategy; st != nil && len(st.AdmissionChecks) > 0 {
-		names := make([]string, 0, len(st.AdmissionChecks))
-		for _, r := range st.AdmissionChecks {
-			names = append(names, r.Name)
+// queueAdmissionChecks records the admission checks a ClusterQueue requires: Kueue
+// reserves quota for its workloads and admits them only once every check is Ready
+// (admissioncheck*.go). The names are resolved once every file is read. v1beta1's plain
+// list and admissionChecksStrategy may not both be set, as in Kueue.
+func (l *loader) queueAdmissionChecks(queue string, s v1alpha1.ClusterQueueSpec, x kueueDoc, c errs) {
+	var out []api.ClusterQueueCheck
+	seen := map[string]bool{}
+	add := func(name, path string, onFlavors []string) {
+		switch {
+		case name == "":
+			c.add(path, "missing: an AdmissionCheck's name")
+			return
+		case seen[name]:
+			c.add(path, "AdmissionCheck %q listed twice", name)
+			return
 		}
-		c.add("spec.admissionChecksStrategy.admissionChecks", "admission checks are not supported yet: Gantry would admit without waiting for %s", strings.Join(names, ", "))
+		seen[name] = true
+		out = append(out, api.ClusterQueueCheck{Name: name, OnFlavors: onFlavors, Field: path})
 	}
+	for i, name := range s.AdmissionChecks {
+		add(name, joinIndex(x.path(fieldAdmissionChecks), i), nil)
+	}
+	if st := s.AdmissionChecksStrategy; st != nil {
+		if len(s.AdmissionChecks) > 0 {
+			c.add("spec.admissionChecksStrategy", "may not be set together with %s: use one of them", x.path(fieldAdmissionChecks))
+		}
+		for i, r := range st.AdmissionChecks {
+			add(r.Name, joinIndex("spec.admissionChecksStrategy.admissionChecks", i)+".name", r.OnFlavors)
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
+	if l.objs.AdmissionChecks.ByClusterQueue == nil {
+		l.objs.AdmissionChecks.ByClusterQueue = map[string][]api.ClusterQueueCheck{}
+	}
+	l.objs.AdmissionChecks.ByClusterQueue[queue] = out
 }
 
 // refuseConcurrentAdmission: Kueue v1beta2's concurrentAdmissionPolicy lets a workload

@@ -52,6 +52,7 @@ func (l *loader) file(name string, data []byte) {
 
 // finish resolves references and returns the objects with every problem found.
 func (l *loader) finish() (*api.Objects, error) {
+	l.resolveTrainJobs() // TrainJobs become workloads once their runtimes are read
 	l.resolve()
 	if len(l.errs) > 0 {
 		return &l.objs, l.errs.sorted()

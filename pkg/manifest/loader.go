@@ -27,6 +27,7 @@ type loader struct {
 	podGroups     map[string]*podGroupInput // "namespace/name"
 	volcanoQueues []volcanoQueue
 	volcano       volcanoInputs // HyperNodes and networkTopology tiers (hypernode.go)
+	trainer       trainerInputs // Kubeflow Trainer runtimes and TrainJobs (trainruntime.go)
 	// nodeNames holds the names of the nodes the NodePools expand to.
 	nodeNames map[string]bool
 }

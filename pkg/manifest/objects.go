@@ -48,6 +48,10 @@ func WorkloadOfObject(source string, obj map[string]any) (*api.Workload, error) 
 	if len(l.errs) > 0 {
 		return nil, l.errs.sorted()
 	}
+	if len(l.trainer.jobs) > 0 {
+		c.add("spec.runtimeRef", "a TrainJob's pods are in its runtime: convert it with WorkloadOfTrainJob")
+		return nil, l.errs.sorted()
+	}
 	if len(l.workloads) != 1 {
 		c.add("kind", "%s %s is not a job kind: it describes no workload", apiVersion, kind)
 		return nil, l.errs.sorted()

@@ -79,7 +79,7 @@ func (l *loader) addClusterQueueFrom(in *v1alpha1.ClusterQueue, x kueueDoc, c er
 		requireCohortForLimits(q.ResourceGroups, x.path(fieldCohort), c)
 	}
 	q.FlavorFungibility.Preference = fungibilityPreference(in, x, q.FlavorFungibility, c)
-	refuseAdmissionChecks(s, x, c)
+	l.queueAdmissionChecks(q.Name, s, x, c)
 	refuseConcurrentAdmission(x, c)
 	q.Placement, q.DisruptionBudget = gantryQueueExtensions(q.Annotations, c)
 	if l.register("ClusterQueue", q.Meta, c) {

@@ -18,6 +18,7 @@ func (l *loader) resolve() {
 	l.implicitCohorts()
 	l.checkCohortCycles()
 	l.checkClusterQueues()
+	l.resolveAdmissionChecks()
 	l.checkFlavors()
 	l.checkLocalQueues()
 	l.checkPriorityClasses()

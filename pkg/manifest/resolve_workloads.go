@@ -66,12 +66,27 @@ func (l *loader) applyPodGroups() {
 			continue
 		}
 		pg, ok := l.podGroups[w.Namespace+"/"+w.ext.podGroup]
+		if !ok && operatorPodGroup(w) {
+			continue // the job is the gang already
+		}
 		if !ok {
 			w.c.add("", "PodGroup %q (annotation %s) not found in namespace %s", w.ext.podGroup, api.AnnotationVolcanoGroupName, w.Namespace)
 			continue
 		}
 		applyPodGroup(w, pg)
 	}
+}
+
+// operatorPodGroup: the pods name the PodGroup that the Kubeflow operators create for a
+// job under Volcano gang scheduling, named after the job itself. It is not in the
+// user's files, and it is the job's own gang (minMember from schedulingPolicy, else all
+// pods), which the workload is already.
+func operatorPodGroup(w *workloadInput) bool {
+	switch w.Owner.Kind {
+	case "PyTorchJob", "MPIJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob":
+		return w.ext.podGroup == w.Owner.Name
+	}
+	return false
 }
 
 // resolveWorkloads checks each workload's queue and priority class and emits it.
@@ -99,10 +114,18 @@ func (l *loader) resolveWorkloads() {
 	}
 }
 
+// DefaultLocalQueue is the LocalQueue that a workload without a queue label is queued in
+// when its namespace has one of this name, as Kueue's LocalQueueDefaulting does (GA and
+// always on since Kueue v0.17).
+const DefaultLocalQueue = "default"
+
 func (l *loader) resolveQueue(w *workloadInput, lqs, volcano map[string]bool) {
+	if w.Queue == "" && lqs[w.Namespace+"/"+DefaultLocalQueue] {
+		w.Queue = DefaultLocalQueue
+	}
 	switch {
 	case w.Queue == "":
-		w.c.add(w.ext.queueField, "no queue: set label %s (or %s) to a LocalQueue of namespace %s", api.LabelKueueQueueName, api.LabelGantryQueueName, w.Namespace)
+		w.c.add(w.ext.queueField, "no queue: set label %s (or %s) to a LocalQueue of namespace %s, or give the namespace a LocalQueue %q", api.LabelKueueQueueName, api.LabelGantryQueueName, w.Namespace, DefaultLocalQueue)
 	case lqs[w.Namespace+"/"+w.Queue]:
 	case w.ext.volcanoQueue && volcano[w.Queue]:
 		// A Volcano queue is cluster-scoped: give the namespace a LocalQueue for it.

@@ -8,6 +8,7 @@ import "github.com/gantry-sched/gantry/pkg/api"
 // chart's rendered manifests load. Keyed by kind; the value is the apiVersions.
 func nonScheduling() map[string][]string {
 	core, rbac := []string{"v1"}, []string{"rbac.authorization.k8s.io/v1"}
+	gatewayAPI := []string{"gateway.networking.k8s.io/v1", "gateway.networking.k8s.io/v1beta1"}
 	return map[string][]string{
 		"ConfigMap": core, "Secret": core, "Service": core, "ServiceAccount": core, "Endpoints": core,
 		"PersistentVolumeClaim": core, "PersistentVolume": core, "LimitRange": core, "ResourceQuota": core, "Event": core,
@@ -20,6 +21,8 @@ func nonScheduling() map[string][]string {
 		"HorizontalPodAutoscaler":  {"autoscaling/v1", "autoscaling/v2"},
 		"Lease":                    {"coordination.k8s.io/v1"},
 		"CustomResourceDefinition": {"apiextensions.k8s.io/v1"},
+		// Gateway API routing in front of serving workloads.
+		"Gateway": gatewayAPI, "HTTPRoute": gatewayAPI, "GRPCRoute": gatewayAPI,
 	}
 }
 

@@ -23,7 +23,7 @@ type trainJobWire struct {
 		Trainer               *trainJobTrainer  `json:"trainer,omitempty"`
 		RuntimePatches        any               `json:"runtimePatches,omitempty"`
 		PodTemplateOverrides  any               `json:"podTemplateOverrides,omitempty"`
-		PodSpecOverrides      any               `json:"podSpecOverrides,omitempty"`
+		PodSpecOverrides      []podSpecOverride `json:"podSpecOverrides,omitempty"`
 		Labels                map[string]string `json:"labels,omitempty"`
 		Annotations           map[string]string `json:"annotations,omitempty"`
 		Suspend               *bool             `json:"suspend,omitempty"`
@@ -48,38 +48,72 @@ type trainJobTrainer struct {
 	NumProcPerNode   any                          `json:"numProcPerNode,omitempty"` // a number, or "auto" before v2.1
 }
 
-// trainJob reads a TrainJob strictly, but cannot make its pods: they are the replicated
-// jobs of the JobSet template in the TrainingRuntime or ClusterTrainingRuntime that
-// spec.runtimeRef names (initializers and the trainer's "node" job, their node
-// selectors, tolerations and other containers), with only the node count and the "node"
-// container's resources taken from the TrainJob. Kueue itself builds that JobSet from
-// the runtime object (pkg/controller/jobs/trainjob). Gantry does not read the runtime
-// kinds yet, so the TrainJob is refused naming the runtime, after its own fields are
-// checked.
+// trainJobInput is a TrainJob read, waiting for every file to be read so that its
+// runtime can be found wherever it is.
+type trainJobInput struct {
+	in trainJobWire
+	// runtime is the runtimeKey of the runtime named, and name how errors name it
+	// ("ClusterTrainingRuntime \"torch-distributed\"").
+	runtime, name string
+	c             errs
+}
+
+// trainJob reads a TrainJob strictly. Its pods are the replicated jobs of the JobSet
+// template of the TrainingRuntime or ClusterTrainingRuntime that spec.runtimeRef names
+// (trainruntime.go), with the node count and the "node" container's resources taken
+// from the TrainJob, as Kueue counts them (pkg/controller/jobs/trainjob builds the
+// JobSet with Trainer's own builder). The runtime may come in any file, so the TrainJob
+// becomes a workload in resolveTrainJobs.
 func (l *loader) trainJob(d document, c errs) {
 	var in trainJobWire
 	if !decode(d, &in, false, c) {
 		return
 	}
-	runtime := trainRuntimeOf(in.Spec.RuntimeRef, "spec.runtimeRef", c)
-	nodes := "the runtime's"
+	name := trainRuntimeOf(in.Spec.RuntimeRef, "spec.runtimeRef", c)
+	ok := name != ""
 	if t := in.Spec.Trainer; t != nil {
-		if t.NumNodes != nil {
-			if *t.NumNodes < 1 {
-				c.add("spec.trainer.numNodes", "%d: a TrainJob needs at least one node", *t.NumNodes)
-			}
-			nodes = strconv.Itoa(int(*t.NumNodes))
+		if t.NumNodes != nil && *t.NumNodes < 1 {
+			c.add("spec.trainer.numNodes", "%d: a TrainJob needs at least one node", *t.NumNodes)
+			ok = false
 		}
 		if r := t.ResourcesPerNode; r != nil {
+			before := len(*c.list)
 			checkResourceList(r.Requests, "spec.trainer.resourcesPerNode.requests", c)
 			checkResourceList(r.Limits, "spec.trainer.resourcesPerNode.limits", c)
+			ok = ok && len(*c.list) == before
 		}
 	}
-	if runtime == "" {
+	if !ok {
 		return
 	}
-	c.add("spec.runtimeRef", "the pods of a TrainJob are those of the JobSet template of %s (with %s nodes in its trainer job), "+
-		"and Gantry does not read TrainingRuntime or ClusterTrainingRuntime yet: give the JobSet that runtime makes instead", runtime, nodes)
+	kind := "ClusterTrainingRuntime"
+	if k := in.Spec.RuntimeRef.Kind; k != nil {
+		kind = *k
+	}
+	key := runtimeKey(kind, defaultNS(in.Namespace), in.Spec.RuntimeRef.Name)
+	l.trainer.jobs = append(l.trainer.jobs, trainJobInput{in: in, runtime: key, name: name, c: c})
+}
+
+// resolveTrainJobs makes each TrainJob a workload of its runtime's pods.
+func (l *loader) resolveTrainJobs() {
+	for _, j := range l.trainer.jobs {
+		r, ok := l.trainer.runtimes[j.runtime]
+		if !ok {
+			j.c.add("spec.runtimeRef.name", "%s not found: a TrainJob's pods are those of its runtime's JobSet template", j.name)
+			continue
+		}
+		checkOverrideTargets(j.in.Spec.PodSpecOverrides, r, j.name, j.c)
+		w := l.newWorkload(j.in.ObjectMeta, TrainerAPIVersion, "TrainJob", j.c)
+		// The runtime's templates were checked when it was read and the TrainJob's
+		// fields in trainJob, so the conversion finds nothing new to report; should it,
+		// the problem is reported at the runtime's lines.
+		w.PodSets = r.podSetsOf(j.in.Spec.Trainer, j.in.Spec.PodSpecOverrides, r.c)
+		var ann map[string]string // the first job's, as for a JobSet
+		if jobs := r.in.Spec.Template.Spec.ReplicatedJobs; len(jobs) > 0 {
+			ann = jobs[0].Template.Spec.Template.Annotations
+		}
+		l.addWorkload(w, ann, j.c)
+	}
 }
 
 // trainRuntimeOf names the runtime a TrainJob refers to ("ClusterTrainingRuntime

@@ -136,6 +136,9 @@ func (c *converter) mapping(n *yaml.Node, depth int) (*value, error) {
 // are kept as strings and rejected by the typed decoder with a clear message.
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
+// yaml11Octal matches YAML 1.1's octal integers (a leading zero, then octal digits).
+var yaml11Octal = regexp.MustCompile(`^[-+]?0[0-7]+$`)
+
 func scalarValue(n *yaml.Node) *value {
 	v := &value{kind: kindScalar, line: n.Line}
 	switch n.ShortTag() {
@@ -149,6 +152,15 @@ func scalarValue(n *yaml.Node) *value {
 			v.scalar = b
 		}
 	case "!!int", "!!float":
+		if yaml11Octal.MatchString(n.Value) {
+			// 0777 is octal in YAML 1.1, which Kubernetes' reader (kubectl, the API
+			// server) follows, so a file mode written as 0644 means 420.
+			o, err := strconv.ParseInt(n.Value, 8, 64)
+			if err == nil {
+				v.scalar = json.Number(strconv.FormatInt(o, 10))
+				return v
+			}
+		}
 		if jsonNumber.MatchString(n.Value) {
 			v.scalar = json.Number(n.Value)
 		} else {

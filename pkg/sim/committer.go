@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -48,9 +49,21 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 		s.snap = ov.Snapshot()
 	}
 	for _, n := range p.Notices {
+		if held, err := s.leaveReserved(n.Workload, n.By, n.Layer, n.Reason); held || err != nil { // provision_flow.go
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		c.notice(n)
 	}
 	for _, e := range p.Evictions {
+		if held, err := s.leaveReserved(e.Workload, "", e.Layer, e.Reason); held || err != nil {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		if st := s.wls[e.Workload]; st != nil {
 			if err := s.evict(st, e.Layer, e.Reason); err != nil {
 				return res, err
@@ -61,6 +74,10 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 		c.reserve(r)
 	}
 	for _, r := range p.Rejections {
+		if engine.IsQuotaReserved(r) { // admission checks run first (provision_flow.go)
+			s.reserveForChecks(r)
+			continue
+		}
 		c.reject(r)
 	}
 	return res, nil

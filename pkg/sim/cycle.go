@@ -14,7 +14,7 @@ import (
 
 // runCycle asks the scheduler for a plan over the model, commits it and hands it back.
 func (s *Simulator) runCycle() error {
-	p := s.sched.Cycle(engine.World{Now: s.clock(), Cluster: s.snap, Quota: s.quota, Running: s.runningViews()})
+	p := s.sched.Cycle(engine.World{Now: s.clock(), Cluster: s.snap, Quota: s.quota, Running: s.runningViews(), Checks: s.admissionChecks()})
 	if p.IsEmpty() {
 		return nil // nothing to decide (or all parked until a change): no polling
 	}
@@ -28,7 +28,7 @@ func (s *Simulator) runCycle() error {
 	if s.sched.Committed(p, res.Applied) {
 		s.dirty = true // untried workloads left: another cycle at this instant
 	}
-	return s.markNeverFits(p.Rejections)
+	return s.markNeverFits(s.neverFitCandidates(p.Rejections))
 }
 
 // runningViews are the running workloads as placement's preemption and reservations see

@@ -9,7 +9,8 @@
 // clusterevents.go (the event log and cluster events), sample.go, sample_delta.go,
 // changes.go and delta.go (state samples for observers: whole states, or what changed
 // since the last sample), livestart.go (the pods a cluster dump says run already,
-// started at t=0 where they are), explain*.go, neverfits.go (workloads no placement could ever
+// started at t=0 where they are), provision*.go (Kueue's ProvisioningRequest admission
+// check and the cluster-autoscaler behind it), explain*.go, neverfits.go (workloads no placement could ever
 // start, marked NeverFits) and view.go (the operator's view, pkg/view, at the current
 // time: what `gantry get`, `top` and the dashboard show). What builds on the loop lives in subpackages that import
 // it, never the other way: pkg/sim/trace (trace importers), pkg/sim/report (KPIs and the

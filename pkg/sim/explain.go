@@ -41,6 +41,9 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 	for _, b := range st.bindings {
 		e.Pods = append(e.Pods, PodRecord{Name: b.Pod, Node: b.Node, Devices: b.Devices})
 	}
+	if line := st.assignment.PartialText(); line != "" && st.phase != plan.Pending && st.phase != plan.Finished {
+		e.Details = append(e.Details, line) // "admitted 9 of 20 pods (partial admission)"
+	}
 	resv, reserved := s.sched.Reservation(id)
 	last, rejected := s.sched.LastRejection(id)
 	switch {
@@ -65,6 +68,7 @@ func (s *Simulator) Explain(id api.WorkloadID) (Explanation, error) {
 		e.Details = append([]string{nf.Detail()}, e.Details...)
 		e.ETA, e.ETABasis = nil, ""
 	}
+	s.explainChecks(st, &e) // provision_explain.go
 	if park := s.sched.Parked(id); st.phase == plan.Pending && park != engine.NotParked {
 		e.Details = append(e.Details, "parked as inadmissible: retried only when "+park.String())
 	}

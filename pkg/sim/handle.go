@@ -48,6 +48,8 @@ func (s *Simulator) handle(e simEvent) error {
 		s.podsReady(e)
 	case kNotReady:
 		return s.podsReadyTimeout(e)
+	case kProvision:
+		return s.provisionStep(e)
 	default:
 		return fmt.Errorf("simulate: internal event kind %d unknown", e.kind)
 	}

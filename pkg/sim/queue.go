@@ -20,6 +20,7 @@ const (
 	kWake                           // a requeue backoff ends: run a cycle
 	kReady                          // a run's pods are all Ready (podsready.go)
 	kNotReady                       // waitForPodsReady timeout: pods not all Ready (podsready.go)
+	kProvision                      // a ProvisioningRequest ends (provision*.go)
 )
 
 // simEvent is one entry of the event queue.

@@ -63,6 +63,9 @@ type Simulator struct {
 	// are not all Ready yet (podsready.go).
 	readyDelays podReadyDelays
 	unready     int
+	// prov runs Kueue's ProvisioningRequest admission checks and the autoscaler behind
+	// them (provision*.go).
+	prov *provisioner
 }
 
 // New validates the objects and builds the initial cluster, quota and event queue.
@@ -107,6 +110,9 @@ func New(objs *api.Objects, opts Options) (*Simulator, error) {
 	}
 	if s.quota, err = admission.NewQuota(objs, admission.Options{}); err != nil {
 		return nil, fmt.Errorf("simulate: quota: %w", err)
+	}
+	if s.prov, err = newProvisioner(objs); err != nil {
+		return nil, err
 	}
 	if err := s.buildWorkloads(); err != nil {
 		return nil, err

@@ -237,6 +237,17 @@ type WorkloadStatus struct {
 	ETABasis string `json:"etaBasis,omitempty"`
 	// +optional
 	RequeueState *RequeueState `json:"requeueState,omitempty"`
+	// AdmissionChecks are the states of the ClusterQueue's admission checks while the
+	// workload's quota is reserved (admissioncheck_types.go).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	AdmissionChecks []AdmissionCheckState `json:"admissionChecks,omitempty"`
+	// QuotaReservation is the quota held, without a placement, while the ClusterQueue's
+	// admission checks run (admissioncheck_types.go). It is not an admission: the job
+	// stays suspended and nothing is bound until status.admission is written.
+	// +optional
+	QuotaReservation *QuotaReservation `json:"quotaReservation,omitempty"`
 }
 
 // Workload is one job as Gantry schedules it: a gang of pod sets in a queue.
