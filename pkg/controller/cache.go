@@ -175,6 +175,7 @@ func (c *stateCache) snapshot() *world {
 		c.nodeGen++
 	}
 	nv := c.nodeView
+	objs, hnWarnings := c.hyperNodes.withTopology(objs) // HyperNode tiers as a Topology, as the loader adds it
 	c.workloads.expire(c.now())
 	c.dra.observeNodes(nv.nodes, c.nodeGen) // allocationMode All is charged by the nodes' GPUs
 	dv := c.dra.current()
@@ -187,7 +188,7 @@ func (c *stateCache) snapshot() *world {
 		podsByOwner: maps.Clone(c.pods.byOwner),
 		priorities:  priorities(objs, c.classes),
 		provReqs:    c.provReqSnapshot(),
-		warnings:    append(append([]string(nil), problems...), nv.warnings...),
+		warnings:    append(append(append([]string(nil), problems...), nv.warnings...), hnWarnings...),
 	}
 }
 

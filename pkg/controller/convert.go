@@ -156,6 +156,9 @@ func fromAPITopology(t *api.TopologyRequest) *v1alpha1.PodSetTopologyRequest {
 	if t.Group != "" {
 		out.PodSetGroupName = ptr.To(t.Group)
 	}
+	if t.HighestTierAllowed > 0 {
+		out.HighestTierAllowed = ptr.To(t.HighestTierAllowed)
+	}
 	if t.InnerSlices[0].Size > 0 {
 		out.PodsetSliceRequiredTopologyConstraints = sliceConstraintsOf(t)
 		return out
@@ -189,7 +192,10 @@ func toAPITopology(t *v1alpha1.PodSetTopologyRequest, field string) (*api.Topolo
 		return nil, nil
 	}
 	tr := &api.TopologyRequest{SliceLevel: ptr.Deref(t.PodSetSliceRequiredTopology, ""), SliceSize: ptr.Deref(t.PodSetSliceSize, 0),
-		Group: ptr.Deref(t.PodSetGroupName, "")}
+		Group: ptr.Deref(t.PodSetGroupName, ""), HighestTierAllowed: ptr.Deref(t.HighestTierAllowed, 0)}
+	if tr.HighestTierAllowed < 0 {
+		return nil, fmt.Errorf("%s.highestTierAllowed: %d is negative", field, tr.HighestTierAllowed)
+	}
 	switch {
 	case t.Required != nil:
 		tr.Mode, tr.Level = api.TopologyRequired, *t.Required

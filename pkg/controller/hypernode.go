@@ -22,9 +22,14 @@ func hyperNodeKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "topology.volcano.sh", Version: "v1alpha1", Kind: "HyperNode"}
 }
 
-// hyperNodeStore holds the cluster's HyperNodes by name, as delivered.
+// hyperNodeStore holds the cluster's HyperNodes by name, as delivered, and what the
+// last node view made of them.
 type hyperNodeStore struct {
 	objs map[string]*unstructured.Unstructured
+	// resolved is ResolveHyperNodes' result at the last node view (zero when there
+	// were none or they did not resolve): the tiers a PodGroup's networkTopology is
+	// read against, and the Topology the snapshot's queue objects get.
+	resolved manifest.LiveHyperNodes
 }
 
 // applyHyperNode records (or, deleted, forgets) o when it is a HyperNode; false when it
@@ -53,6 +58,7 @@ func (c *stateCache) applyHyperNode(o client.Object, deleted bool) bool {
 // that do not resolve are a warning and label nothing. Nodes Gantry could not convert
 // still count as members by name, so naming one is no error.
 func (s *hyperNodeStore) label(v *nodeView) *nodeView {
+	s.resolved = manifest.LiveHyperNodes{}
 	if len(s.objs) == 0 {
 		return v
 	}
@@ -79,6 +85,7 @@ func (s *hyperNodeStore) label(v *nodeView) *nodeView {
 		v.warnings = append(v.warnings, "HyperNodes not applied: "+err.Error())
 		return v
 	}
+	s.resolved = res
 	for i := range v.nodes {
 		add := res.Labels[v.nodes[i].Name]
 		if len(add) == 0 {

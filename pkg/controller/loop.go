@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -121,9 +122,11 @@ func (ctl *Controller) Start(ctx context.Context) error {
 	if missing := ctl.watch.ensure(ctx); len(missing) > 0 {
 		ctl.log.V(1).Info("not watched (CRD not installed?)", "kinds", missing)
 	}
+	began := time.Now()
 	if !ctl.watch.waitSynced(ctx) || !ctl.catchUp(ctx) {
 		return nil
 	}
+	ctl.log.V(1).Info("cache filled", "took", time.Since(began))
 	ctl.wake.Poke()
 	var last time.Time
 	for {
@@ -214,14 +217,14 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 }
 
 // syncGangs creates the Workloads of complete pod gangs and finishes those of ended
-// ones (syncPodGangs) for syncWorkers gangs at once: creating a thousand gangs'
+// ones (syncPodGangs) for gangCreateWorkers gangs at once: creating a thousand gangs'
 // Workloads one round trip after another would hold the pass for seconds. When a gang
 // had no Workload it takes the snapshot again, so this pass already admits the
 // Workloads just created (the client assumes them in the cache).
 func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *world {
 	index := w.workloadIndex()
 	shardOf := map[string]int{}
-	shards := make([][]*corev1.Pod, syncWorkers)
+	shards := make([][]*corev1.Pod, gangCreateWorkers)
 	missing := false
 	for _, p := range w.pods {
 		kind, name := gangOf(p)
@@ -231,23 +234,36 @@ func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *
 		key := p.Namespace + "/" + WorkloadNameForGang(kind, name)
 		i, ok := shardOf[key]
 		if !ok {
-			i = len(shardOf) % syncWorkers
+			i = len(shardOf) % gangCreateWorkers
 			shardOf[key] = i
 			missing = missing || index[key] == nil
 		}
 		shards[i] = append(shards[i], p) // each gang whole in one shard, pods in order
 	}
 	lookup := lookupIn(index) // read-only; each gang's Workload is written by its shard only
-	each(len(shards), func(i int) {
-		if len(shards[i]) > 0 {
-			ctl.syncPodGangs(ctx, lookup, shards[i], now)
+	var wg sync.WaitGroup
+	for _, shard := range shards {
+		if len(shard) == 0 {
+			continue
 		}
-	})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctl.syncPodGangs(ctx, lookup, shard, now)
+		}()
+	}
+	wg.Wait()
 	if !missing {
 		return w
 	}
 	return ctl.cache.snapshot()
 }
+
+// gangCreateWorkers is how many gangs' Workloads syncGangs creates at once. Creating
+// them is all the first pass after a start does before it can admit anything, so it
+// keeps as many writes in flight as the binder does (bindWindow): with 16, a start
+// with a hundred waiting gangs spent a quarter of a second in creates alone.
+const gangCreateWorkers = bindWindow
 
 // queueWrite is what the queue statuses are written from: the pass's workloads (no
 // longer written once the pass is over) and a copy of its quota.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -97,6 +98,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 		return nil, nil, err
 	}
 	c.watch.informers = mgr.GetCache()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller: discovery client: %w", err)
+	}
+	c.watch.discovery = dc
 	if err := mgr.Add(c); err != nil {
 		return nil, nil, err
 	}

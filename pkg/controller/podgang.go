@@ -153,7 +153,8 @@ func (ctl *Controller) syncPodGangs(ctx context.Context, wls workloadLookup, pod
 }
 
 // gangWorkload builds the Workload of g: one pod set "main" of the gang's size with the
-// pods' common requests. It is nil while the gang is incomplete.
+// pods' common requests, and the topology of the first pod's annotations or else of the
+// PodGroup's networkTopology. It is nil while the gang is incomplete.
 func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.Workload, error) {
 	first := g.live[0]
 	where := fmt.Sprintf("pod %s/%s", first.Namespace, first.Name)
@@ -161,6 +162,7 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 	priority := first.Spec.PriorityClassName
 	var size int64
 	var owners []metav1.OwnerReference
+	var pg *unstructured.Unstructured // the gang's PodGroup, if a Volcano one
 	switch g.kind {
 	case KindPodGang:
 		s := first.Annotations[AnnotationGangSize]
@@ -174,7 +176,7 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 			owners = append(owners, metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID})
 		}
 	case KindPodGroup:
-		pg := &unstructured.Unstructured{}
+		pg = &unstructured.Unstructured{}
 		pg.SetGroupVersionKind(podGroupGVK)
 		if err := ctl.direct.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: g.name}, pg); err != nil {
 			if meta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
@@ -217,6 +219,11 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 	if err != nil {
 		return nil, err
 	}
+	if topo == nil && pg != nil {
+		if topo, err = podGroupTopology(ctl.cache, pg); err != nil {
+			return nil, err
+		}
+	}
 	ps := v1alpha1.PodSet{Name: "main", Count: int32(size), Requests: req, ContainerGPU: api.ContainerGPU(&first.Spec),
 		NodeSelector: first.Spec.NodeSelector, Tolerations: first.Spec.Tolerations,
 		TopologyRequest: fromAPITopology(topo)}
@@ -239,4 +246,12 @@ func (ctl *Controller) gangWorkload(ctx context.Context, g *podGang) (*v1alpha1.
 		return nil, err
 	}
 	return wl, nil
+}
+
+// podGroupTopology is the request a PodGroup's spec.networkTopology makes of its pods,
+// read by the loader's reader against the HyperNodes the last snapshot resolved (a
+// highestTierName no HyperNode has yet refuses the gang until one does: asked again at
+// every pass, as the gang has no Workload).
+func podGroupTopology(c *stateCache, pg *unstructured.Unstructured) (*api.TopologyRequest, error) {
+	return manifest.PodGroupTopology(objectSource, pg, c.resolvedHyperNodes())
 }

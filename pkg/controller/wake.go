@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,6 +109,9 @@ type watcher struct {
 	direct    client.Reader // uncached: asks whether HyperNodes may be listed (hypernode.go)
 	cache     *stateCache
 	wake      *wakeup
+	// discovery tells which API groups are served (servedVersions); nil: every kind is
+	// tried through the REST mapper.
+	discovery discovery.ServerGroupsInterface
 	done      map[string]bool // kinds already watched
 	regs      []toolscache.ResourceEventHandlerRegistration
 }
@@ -143,35 +149,112 @@ func (w *watcher) ensure(ctx context.Context) []string {
 	if w.informers == nil {
 		return nil
 	}
+	var kinds []string
+	var objs []client.Object
+	for _, obj := range watchedTypes() {
+		kinds, objs = append(kinds, fmt.Sprintf("%T", obj)), append(objs, obj)
+	}
+	// One discovery read says which optional API groups are served at all: asking the
+	// REST mapper kind by kind costs a discovery round trip for every kind of an
+	// unserved group (twenty-odd before the first pass, a quarter of a second).
+	served := w.servedVersions()
+	missing, optional := splitServed(append(optionalKinds(), provReqGVK()), served)
+	if hyper := hyperNodeKind(); served == nil || served[hyper.GroupVersion().String()] {
+		optional = append(optional, w.hyperNodeKinds(ctx)...)
+	}
+	for _, gvk := range optional {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		kinds, objs = append(kinds, gvk.String()), append(objs, u)
+	}
+	missing = append(missing, w.register(ctx, kinds, objs)...)
+	if served != nil && !slices.ContainsFunc(kueueVersions(), func(v string) bool { return served[kueueGroup+"/"+v] }) {
+		return append(missing, kueueGroup+": not served")
+	}
+	return append(missing, w.ensureKueue(ctx)...) // kueuecrd.go: version chosen by discovery
+}
+
+// servedVersions are the group versions the API server serves ("apps/v1"), from one
+// discovery read; nil when unknown (no discovery client, or the read failed): then
+// every kind is tried.
+func (w *watcher) servedVersions() map[string]bool {
+	if w.discovery == nil {
+		return nil
+	}
+	groups, err := w.discovery.ServerGroups()
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, g := range groups.Groups {
+		for _, v := range g.Versions {
+			out[v.GroupVersion] = true
+		}
+	}
+	return out
+}
+
+// splitServed parts kinds into those whose group version is served (all of them when
+// served is nil) and, as ensure reports them, those that are not.
+func splitServed(kinds []schema.GroupVersionKind, served map[string]bool) (missing []string, ok []schema.GroupVersionKind) {
+	for _, gvk := range kinds {
+		if served != nil && !served[gvk.GroupVersion().String()] {
+			missing = append(missing, gvk.String()+": not served")
+			continue
+		}
+		ok = append(ok, gvk)
+	}
+	return missing, ok
+}
+
+// register hangs the handler on the informers of the kinds not yet watched, and
+// returns those it could not watch.
+func (w *watcher) register(ctx context.Context, kinds []string, objs []client.Object) []string {
+	infs, errs := w.lookup(ctx, kinds, objs)
+	return w.attach(kinds, infs, errs)
+}
+
+// lookup gets the informers of the kinds not yet watched, all at once: a kind not yet
+// mapped costs the REST mapper a discovery round trip, and a start asks for a few dozen
+// kinds before its first pass.
+func (w *watcher) lookup(ctx context.Context, kinds []string, objs []client.Object) ([]cache.Informer, []error) {
+	infs := make([]cache.Informer, len(objs))
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	for i, obj := range objs {
+		if w.done[kinds[i]] {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			infs[i], errs[i] = w.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		}()
+	}
+	wg.Wait()
+	return infs, errs
+}
+
+// attach hangs the handler on the informers lookup found, in the kinds' order, and
+// returns the kinds it could not watch.
+func (w *watcher) attach(kinds []string, infs []cache.Informer, errs []error) []string {
 	var missing []string
-	add := func(kind string, obj client.Object) {
+	for i, kind := range kinds {
 		if w.done[kind] {
-			return
+			continue
 		}
-		inf, err := w.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-		if err != nil {
-			missing = append(missing, kind+": "+err.Error())
-			return
+		if errs[i] != nil {
+			missing = append(missing, kind+": "+errs[i].Error())
+			continue
 		}
-		reg, err := inf.AddEventHandler(w.handler())
+		reg, err := infs[i].AddEventHandler(w.handler())
 		if err != nil {
 			missing = append(missing, kind)
-			return
+			continue
 		}
 		w.regs = append(w.regs, reg)
 		w.done[kind] = true
 	}
-	for _, obj := range watchedTypes() {
-		add(fmt.Sprintf("%T", obj), obj)
-	}
-	// cluster-autoscaler's ProvisioningRequests, where its CRD is installed (provreq*.go).
-	optional := append(optionalKinds(), provReqGVK())
-	for _, gvk := range append(optional, w.hyperNodeKinds(ctx)...) {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		add(gvk.String(), u)
-	}
-	missing = append(missing, w.ensureKueue(ctx)...) // kueuecrd.go: version chosen by discovery
 	return missing
 }
 

@@ -209,6 +209,16 @@ func (n *NodeDevices) checkMIGStrategy() error {
 // NumGPUs is len(GPUs()) without the copies.
 func (n *NodeDevices) NumGPUs() int { return len(n.gpus) }
 
+// FirstGPU is the model and sharing mode of GPUs()[0] without the copies; ok is false
+// on a node without GPUs.
+func (n *NodeDevices) FirstGPU() (model ModelID, mode SharingMode, ok bool) {
+	if len(n.gpus) == 0 {
+		return "", "", false
+	}
+	s := n.gpus[0].spec
+	return s.Model, s.Sharing.Mode, true
+}
+
 // GPUs returns the node's GPUs (copies), sorted by index.
 func (n *NodeDevices) GPUs() []GPU {
 	out := make([]GPU, len(n.gpus))

@@ -89,6 +89,8 @@ type placementLayer struct {
 	// that did not change keep their answers) and lends choosers their buffers; cycles
 	// run one at a time.
 	fits *placement.FitCache
+	// gpuScratch is the node set of Reserve's free-GPU views (capacity_wake.go).
+	gpuScratch cluster.NodeSet
 }
 
 var _ Placer = (*placementLayer)(nil)
@@ -270,7 +272,7 @@ func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 		Held: c.Held, Previous: c.Previous, NeedGPUMilli: c.NeedGPUMilli, FreeGPUMilli: c.FreeGPUMilli,
 	}
 	if needs := gpuPodNeeds(w); len(needs) > 0 {
-		v := newOverlayGPUView(c.Overlay) // one view for the walk's steps, emptied at each
+		v := newOverlayGPUView(c.Overlay, &p.gpuScratch) // one view for the walk's steps, emptied at each
 		req.MayFit = func(ov *cluster.Overlay) bool { v.restart(ov); return v.mayFit(needs) }
 	}
 	res, err := placement.PlanReservation(c.Overlay, p.fit(c), req)

@@ -45,17 +45,22 @@ func gpuPodNeeds(w *api.Workload) []podNeed {
 // freeGPUView answers the condition over one overlay, counting each threshold once.
 // held, when set, takes free whole GPUs out of some nodes (reserve_held.go).
 type freeGPUView struct {
-	ov    *cluster.Overlay
-	set   cluster.NodeSet
+	ov *cluster.Overlay
+	// set is scratch for one count, lent by the view's owner and shared by its views
+	// (a fresh one per view was a node bitmap per admission of a cycle).
+	set   *cluster.NodeSet
 	nodes map[int64]int64 // k -> nodes with at least k free whole GPUs
 	held  map[int]int64   // node -> free whole GPUs held there
 }
 
-func newFreeGPUView(snap *cluster.Snapshot) *freeGPUView { return newOverlayGPUView(snap.Overlay()) }
+func newFreeGPUView(snap *cluster.Snapshot, scratch *cluster.NodeSet) *freeGPUView {
+	return newOverlayGPUView(snap.Overlay(), scratch)
+}
 
-// newOverlayGPUView answers over an overlay as it is now (a reservation walk's step).
-func newOverlayGPUView(ov *cluster.Overlay) *freeGPUView {
-	return &freeGPUView{ov: ov, nodes: map[int64]int64{}}
+// newOverlayGPUView answers over an overlay as it is now (a reservation walk's step),
+// counting nodes in scratch.
+func newOverlayGPUView(ov *cluster.Overlay, scratch *cluster.NodeSet) *freeGPUView {
+	return &freeGPUView{ov: ov, set: scratch, nodes: map[int64]int64{}}
 }
 
 // restart makes v answer over ov as it is now, keeping its memory (a reservation walk
@@ -69,7 +74,7 @@ func (v *freeGPUView) nodesWith(k int64) int64 {
 	if n, ok := v.nodes[k]; ok {
 		return n
 	}
-	v.ov.FreeAtLeast(&v.set, resources.NvidiaGPU, k, nil)
+	v.ov.FreeAtLeast(v.set, resources.NvidiaGPU, k, nil)
 	n := int64(v.set.Len())
 	v.nodes[k] = n
 	return n
@@ -136,9 +141,9 @@ func (s *Scheduler) wakeForCapacity(w World) {
 		s.wakeForNodes()
 		return
 	}
-	v := newFreeGPUView(w.Cluster)
+	v := newFreeGPUView(w.Cluster, &s.eng.gpuScratch)
 	s.wakeSet(s.parked.byKind[ParkedNodes], func(e *entry) bool {
-		return e.gpu.needs == nil || preempts(e.cq.policy) || e.nodePreempts || v.mayFit(e.gpu.needs)
+		return e.gpu.needs == nil || e.cq.preempts || e.nodePreempts || v.mayFit(e.gpu.needs)
 	})
 }
 
@@ -149,15 +154,19 @@ func (s *Scheduler) wakeForCapacity(w World) {
 func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	woken := s.wakeBuf[:0] // scratch: seekQuota keeps the entries, not the slice
 	fits := s.quotaFits.reset(len(s.quotaClasses))
-	for class, members := range s.parked.quotaByRoot[root] {
+	classes := s.parked.quotaByRoot[root].all()
+	for _, c := range classes {
+		class, members := c.class, c.set
 		head := members.first()
 		if head == nil || !s.mayGetQuota(head, q, fits) {
 			continue
 		}
 		woken = append(woken, head)
 		if members.Len() > 1 && s.followable(head) { // filed followable; checked again all the same
-			if s.chains == nil {
-				s.chains = map[string]chain{}
+			if s.chains == nil || (len(s.chains) == 0 && len(classes) > chainsSized) {
+				// Sized for the tree's classes: grown entry by entry, it was a table per
+				// doubling at every wake (the cycle drops a large one: scratch.Reset).
+				s.chains = make(map[string]chain, len(classes))
 			}
 			s.chains[class] = chain{cq: head.res.ClusterQueue, members: members}
 		}
@@ -171,6 +180,10 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	clear(woken) // scratch kept between cycles holds no entries alive
 	s.wakeBuf = woken[:0]
 }
+
+// chainsSized is how many classes a cohort tree has before the chains of an empty
+// wake are made for them all at once, not grown.
+const chainsSized = 8
 
 // preemptsOnNodes reports whether the cycle may look for victims on the nodes for e.
 func (s *Scheduler) preemptsOnNodes(e *entry) bool {
@@ -187,7 +200,7 @@ func (s *Scheduler) preemptsOnNodes(e *entry) bool {
 // lookups: the cycle rates the woken member fully anyway).
 // Priority does not enter admission's answer, so it is asked once per quotaClass.
 func (s *Scheduler) mayGetQuota(e *entry, q *admission.Quota, memo *classMemo) bool {
-	if q == nil || len(e.w.PodSets) != 1 || preempts(e.cq.policy) || !e.res.OK() {
+	if q == nil || !e.quotaAlone {
 		return true
 	}
 	fit, ok := memo.get(e.quotaClass)

@@ -18,7 +18,7 @@ import (
 func (s *Scheduler) followable(e *entry) bool {
 	id := e.id
 	return s.eng.cfg.MaxAttempts == 0 && s.lqUsage == nil && e.cq.strategy != api.StrictFIFO &&
-		!preempts(e.cq.policy) && len(e.w.PodSets) == 1 && e.res.OK() &&
+		e.quotaAlone &&
 		len(s.nominated[id]) == 0 && s.preemptedBy[id] == ""
 }
 

@@ -167,14 +167,18 @@ func (s *Scheduler) Committed(p plan.Plan, applied []api.WorkloadID) (again bool
 			e.reserved, e.hasLast = &rr, false
 		}
 	}
+	rejected := s.rejected[:0]
 	for _, r := range p.Rejections {
-		if e := s.wls[r.Workload]; e != nil {
-			rr := r
-			e.last, e.hasLast, e.reserved = rr, true, nil
+		e := s.wls[r.Workload]
+		if e != nil {
+			e.last, e.hasLast, e.reserved = r, true, nil
 		}
+		rejected = append(rejected, e)
 	}
-	s.park(p)
-	s.refileSeekers(p)
+	s.park(p, rejected)
+	s.refileSeekers(p, rejected)
+	clear(rejected) // scratch kept between cycles holds no entries alive
+	s.rejected = rejected[:0]
 	for id, b := range before {
 		if e := s.wls[id]; e == nil || e.reserved == nil || !b.HoldsSame(*e.reserved) {
 			s.wakeForNodes()

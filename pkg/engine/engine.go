@@ -71,6 +71,8 @@ type Engine struct {
 	// next one (reserve_seekers.go).
 	classItems []classItem
 	classHeap  classHeap
+	// gpuScratch is the free-GPU views' node set (capacity_wake.go), one per engine.
+	gpuScratch cluster.NodeSet
 }
 
 // New returns an engine; placer must not be nil.

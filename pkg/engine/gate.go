@@ -64,8 +64,12 @@ func (c *cycle) lacksRoom(p Pending) (PlaceResult, bool) {
 	if needs == nil {
 		return PlaceResult{}, false
 	}
-	if c.room == nil || c.roomVersion != c.quotaVersion {
-		c.room, c.roomVersion = newOverlayGPUView(c.ov), c.quotaVersion
+	switch {
+	case c.room == nil:
+		c.room, c.roomVersion = newOverlayGPUView(c.ov, &c.e.gpuScratch), c.quotaVersion
+	case c.roomVersion != c.quotaVersion:
+		c.room.restart(c.ov)
+		c.roomVersion = c.quotaVersion
 	}
 	room, short := c.room.shortOf(needs)
 	if !short {

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -221,9 +222,8 @@ func neverFitNodeShape(snap *cluster.Snapshot, name string) string {
 	if n.Pool != "" {
 		parts = append(parts, "pool "+n.Pool)
 	}
-	if gpus := n.GPUCount(); gpus > 0 {
-		g := n.Devices.GPUs()[0]
-		parts = append(parts, fmt.Sprintf("%d x %s %s", gpus, g.Model, g.Sharing.Mode))
+	if model, mode, ok := firstGPU(n); ok {
+		parts = append(parts, fmt.Sprintf("%d x %s %s", n.GPUCount(), model, mode))
 	} else {
 		parts = append(parts, "no GPUs")
 	}
@@ -231,6 +231,14 @@ func neverFitNodeShape(snap *cluster.Snapshot, name string) string {
 		parts = append(parts, fmt.Sprintf("%s %s", r, resources.Format(r, n.Allocatable[r])))
 	}
 	return fmt.Sprintf("node %s (%s)", n.Name, strings.Join(parts, ", "))
+}
+
+// firstGPU is the model and sharing of n's first GPU (false: n counts no GPUs).
+func firstGPU(n *cluster.Node) (devices.ModelID, devices.SharingMode, bool) {
+	if n.GPUCount() == 0 { // also when n has no device layer
+		return "", "", false
+	}
+	return n.Devices.FirstGPU()
 }
 
 // neverFitFlavors answers which flavors a workload's ClusterQueue could assign.

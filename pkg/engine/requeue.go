@@ -72,7 +72,9 @@ func (k Park) String() string {
 // GPUs a reservation holds are held only for workloads ordered after it, and the order
 // moves with every ClusterQueue's share (any admission or finish anywhere), as does who
 // gets one of the limited reservation slots, so any change wakes them.
-func (s *Scheduler) park(p plan.Plan) {
+//
+// rejected holds the entry of each of p.Rejections, in the same order (nil: unknown).
+func (s *Scheduler) park(p plan.Plan, rejected []*entry) {
 	if s.retryAll {
 		return
 	}
@@ -86,8 +88,8 @@ func (s *Scheduler) park(p plan.Plan) {
 			follow[e.res.ClusterQueue] = NotParked
 		}
 	}
-	for _, r := range p.Rejections {
-		e := s.wls[r.Workload]
+	for i, r := range p.Rejections {
+		e := rejected[i]
 		if e == nil || e.phase != phasePending {
 			continue
 		}
@@ -103,8 +105,8 @@ func (s *Scheduler) park(p plan.Plan) {
 			follow[e.res.ClusterQueue] = k
 		}
 	}
-	for _, r := range p.Rejections {
-		if e := s.wls[r.Workload]; e != nil && e.phase == phasePending && parkFor(r) == ParkedHead {
+	for i, r := range p.Rejections {
+		if e := rejected[i]; e != nil && e.phase == phasePending && parkFor(r) == ParkedHead {
 			k, ok := follow[e.res.ClusterQueue]
 			if !ok {
 				k = ParkedHead
@@ -180,7 +182,7 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 			if e.park == ParkedHead || e.park == ParkedQueue {
 				return false
 			}
-			if e.park == ParkedNodes && preempts(e.cq.policy) {
+			if e.park == ParkedNodes && e.cq.preempts {
 				// Quota fit by borrowing; an admission in its tree may have used up what
 				// it could borrow, so its answer may now be to preempt in its own queue.
 				return true

@@ -44,7 +44,7 @@ func (c *cycle) seekerNarrower() func(Pending) bool {
 // counts once; devices that are not whole GPUs, or on nodes not counted by whole GPUs,
 // are left in (the view may only overstate what is free).
 func (c *cycle) heldView(mask uint64) (*freeGPUView, resources.MilliGPU) {
-	v := newOverlayGPUView(c.ov)
+	v := newOverlayGPUView(c.ov, &c.e.gpuScratch)
 	v.held = map[int]int64{}
 	seen := map[[2]int]bool{}
 	var milli resources.MilliGPU

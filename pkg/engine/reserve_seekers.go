@@ -132,7 +132,7 @@ func (c *cycle) slotLeft() bool {
 // LocalQueue usage, no preemption in flight for it).
 func (s *Scheduler) isSeeker(e *entry) bool {
 	return s.eng.cfg.Reservations && e.phase == phasePending && e.park == ParkedReserved && e.reserved == nil &&
-		e.cq.strategy != api.StrictFIFO && e.gpu.needs != nil && !preempts(e.cq.policy) && !e.nodePreempts &&
+		e.cq.strategy != api.StrictFIFO && e.gpu.needs != nil && !e.cq.preempts && !e.nodePreempts &&
 		s.lqUsage == nil && len(s.nominated[e.id]) == 0 && s.preemptedBy[e.id] == ""
 }
 
@@ -145,6 +145,11 @@ type seekerSet struct {
 
 // joinSeekers files e with the slot seekers of its class.
 func (s *Scheduler) joinSeekers(e *entry) {
+	if e.slots.in[slotSeek] != nil {
+		// Filed already: its class's set is not empty, so still kept (seekerClasses
+		// forgets empty ones only), and its runtime cannot change while it waits there.
+		return
+	}
 	set := s.seekers[e.class]
 	if set == nil {
 		set = &seekerSet{members: &entrySet{before: classBefore}}
@@ -230,15 +235,15 @@ func (s *Scheduler) NextSeeker(class string) (Pending, bool) {
 }
 
 // refileSeekers files again the workloads whose reservation the plan gave or took: a
-// slot seeker holds none.
-func (s *Scheduler) refileSeekers(p plan.Plan) {
+// slot seeker holds none. rejected holds the entries of p.Rejections (park's).
+func (s *Scheduler) refileSeekers(p plan.Plan, rejected []*entry) {
 	for _, r := range p.Reservations {
 		if e := s.wls[r.Workload]; e != nil && e.phase == phasePending {
 			s.setPhase(e, e.phase)
 		}
 	}
-	for _, r := range p.Rejections {
-		if e := s.wls[r.Workload]; e != nil && e.phase == phasePending {
+	for _, e := range rejected {
+		if e != nil && e.phase == phasePending {
 			s.setPhase(e, e.phase)
 		}
 	}

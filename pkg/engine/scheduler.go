@@ -69,9 +69,12 @@ type Scheduler struct {
 	// wakeBuf and quotaFits are wakeQuotaParked's scratch.
 	wakeBuf   []*entry
 	quotaFits classMemo
-	rng       *rand.Rand
-	seed      int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
-	parked    parkedIndex
+	// rejected is Committed's scratch: the entry of each of the plan's rejections (nil
+	// when unknown), looked up once for the passes that park and refile them.
+	rejected []*entry
+	rng      *rand.Rand
+	seed     int64 // the policy's seed, for per-workload tie-breaks (tiebreak.go)
+	parked   parkedIndex
 	// quotaClasses numbers the quota classes of the workloads submitted, and
 	// shortChecks holds admission's compiled Short question by class number.
 	quotaClasses map[quotaClass]int32
@@ -164,9 +167,13 @@ type entry struct {
 	nodePreempts bool
 	// seeking: handed to the running cycle as a quota seeker and not visited yet.
 	seeking bool
-	hasLast bool // last holds a rejection
-	res     admission.Resolution
-	root    string // its ClusterQueue's cohort root (rootOf)
+	// quotaAlone: one pod set, resolved to a ClusterQueue that does not preempt (the
+	// part of the quota wake's and the followers' tests fixed at submission, kept so
+	// that they read the entry alone, not its workload and queue).
+	quotaAlone bool
+	hasLast    bool // last holds a rejection
+	res        admission.Resolution
+	root       string // its ClusterQueue's cohort root (rootOf)
 	// queuedNano and createdNano are queuedAt and the workload's creation time as
 	// numbers, for the class order (classBefore), which heaps compare often.
 	queuedNano, createdNano int64
@@ -189,6 +196,8 @@ type entry struct {
 type queueFacts struct {
 	strategy api.QueueingStrategy
 	policy   api.Preemption
+	// preempts is preempts(policy), read for every parked workload a wake visits.
+	preempts bool
 	// flavorChoice: the queue has a resource group of several flavors, so the flavors
 	// admission assigns move with usage (requeue.go wakeFlavorChoices).
 	flavorChoice bool
@@ -204,6 +213,7 @@ func (s *Scheduler) queueFactsOf(name string) *queueFacts {
 		if cq != nil {
 			f = &queueFacts{strategy: cq.QueueingStrategy, policy: cq.Preemption, flavorChoice: severalFlavors(*cq)}
 		}
+		f.preempts = preempts(f.policy)
 		s.queueFacts[cq] = f
 	}
 	return f
@@ -247,6 +257,7 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	e.quotaClass = s.quotaClassOf(e)
 	e.cq = s.queueFactsOf(e.res.ClusterQueue)
 	e.nodePreempts = s.preemptsOnNodes(e)
+	e.quotaAlone = len(w.PodSets) == 1 && !e.cq.preempts && e.res.OK()
 	s.nodePreemptors = s.nodePreemptors || e.nodePreempts
 	s.wls[id] = e
 	s.census.Add(w)

@@ -21,6 +21,9 @@ type LiveHyperNodes struct {
 	// Labels are the tier labels per node name (api.HyperNodeLabels), to merge into
 	// the nodes' own.
 	Labels map[string]map[string]string
+	// Topology is the Topology api.HyperNodeTopology the loader adds for the same
+	// HyperNodes (addHyperNodeTopology); nil when they give no tier.
+	Topology *api.Topology
 }
 
 // ResolveHyperNodes reads Volcano HyperNodes as a client returns them and resolves
@@ -51,7 +54,39 @@ func ResolveHyperNodes(source string, objs []*unstructured.Unstructured, nodes [
 	if len(l.errs) > 0 {
 		return LiveHyperNodes{}, l.errs.sorted()
 	}
-	return LiveHyperNodes{HyperNodes: l.objs.HyperNodes, Labels: api.HyperNodeLabels(l.objs.HyperNodes)}, nil
+	out := LiveHyperNodes{HyperNodes: l.objs.HyperNodes, Labels: api.HyperNodeLabels(l.objs.HyperNodes)}
+	for i := range l.objs.Topologies { // only the HyperNode one: no other Topology was read
+		out.Topology = &l.objs.Topologies[i]
+	}
+	return out, nil
+}
+
+// PodGroupTopology reads a Volcano PodGroup as a client returns it with the loader's
+// own reader (podGroup) and gives the request its spec.networkTopology makes of each
+// pod set, resolved against hyperNodes (ResolveHyperNodes' result) as the loader
+// resolves it (resolveVolcanoRequests): a highestTierName becomes its tier, and with
+// HyperNodes a bounded request names their narrowest level. nil when the PodGroup has
+// no networkTopology. Problems come back as an ErrorList naming the PodGroup and field
+// (a mode Volcano does not know, a tier name no HyperNode has).
+func PodGroupTopology(source string, pg *unstructured.Unstructured, hyperNodes []api.HyperNode) (*api.TopologyRequest, error) {
+	l := newLoader()
+	l.unknownOK = true
+	name := joinName(pg.GetNamespace(), pg.GetName())
+	v, err := valueOf(pg.Object, 0)
+	if err != nil {
+		return nil, ErrorList{&Error{Source: srcOf(source+" "+name, 0), Kind: "PodGroup", Name: name, Msg: err.Error()}}
+	}
+	d := document{file: source + " " + name, v: v}
+	l.podGroup(d, l.newCtx(d, "PodGroup", name))
+	l.objs.HyperNodes = hyperNodes
+	l.resolveVolcanoRequests()
+	if len(l.errs) > 0 {
+		return nil, l.errs.sorted()
+	}
+	for _, p := range l.podGroups { // the one just read
+		return p.topology, nil
+	}
+	return nil, nil
 }
 
 func sortedNodes(nodes []NodeLabels) []NodeLabels {

@@ -62,6 +62,14 @@ type PodSetTopologyRequest struct {
 	// +listType=atomic
 	// +optional
 	PodsetSliceRequiredTopologyConstraints []PodsetSliceRequiredTopologyConstraint `json:"podsetSliceRequiredTopologyConstraints,omitempty"`
+	// HighestTierAllowed (Volcano networkTopology's highestTierAllowed, or its
+	// highestTierName resolved to a tier): the pods share one domain of the Topology's
+	// tiers, counted from the narrowest (1), the narrowest that holds them, up to this
+	// tier; with required the gang waits when none does, with preferred it then places
+	// without a common domain.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	HighestTierAllowed *int32 `json:"highestTierAllowed,omitempty"`
 }
 
 // PodsetSliceRequiredTopologyConstraint is one slice layer: every Size pods share one
