@@ -1,7 +1,10 @@
 package dra
 
 import (
+	"fmt"
+
 	"github.com/gantry-sched/gantry/pkg/devices"
+	resourcev1 "k8s.io/api/resource/v1"
 )
 
 // podFilter is a pod's claims as the device model's filter: Fit lists the free devices
@@ -94,9 +97,32 @@ func (pc *PodClaims) choose(ev, held []*evaluated) (solution, *Refusal) {
 		return solution{}, ref
 	}
 	if sol, ok := pc.newMatcher(ev, held).solve(); ok {
+		if ref := pc.overClaimLimit(sol); ref != nil {
+			return solution{}, ref
+		}
 		return sol, nil
 	}
 	return solution{}, pc.diagnose(ev, held)
+}
+
+// overClaimLimit refuses a solution in which one claim takes more devices than an
+// allocation result may list (resourcev1.AllocationResultsMaxSize): the API server would
+// refuse its status.allocation. Only an All request can get there (counts are checked
+// when compiled), and it takes every matching device, so no other choice is smaller.
+func (pc *PodClaims) overClaimLimit(sol solution) *Refusal {
+	per := make(map[int]int, len(pc.claims))
+	for _, p := range sol.assign {
+		if p < 0 {
+			continue
+		}
+		part := &pc.parts[p]
+		if per[part.claim]++; per[part.claim] > resourcev1.AllocationResultsMaxSize {
+			ref := pc.refusalFor(ReasonTooMany, part)
+			ref.Detail = fmt.Sprintf("more than %d devices for one claim", resourcev1.AllocationResultsMaxSize)
+			return ref
+		}
+	}
+	return nil
 }
 
 // Explain says why the pod's claims do not fit the node now (nil when they do): which

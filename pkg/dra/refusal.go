@@ -22,6 +22,10 @@ const (
 	ReasonHeld RefusalReason = "MatchingDevicesHeld"
 	// ReasonCELError: a selector failed at run time on a device.
 	ReasonCELError RefusalReason = "CELRuntimeError"
+	// ReasonTooMany: the claim would take more devices on the node than an allocation
+	// result may hold (32): an allocationMode All request on a node with more
+	// matching devices, as kube-scheduler's allocator refuses it.
+	ReasonTooMany RefusalReason = "TooManyDevices"
 )
 
 // Refusal is why a pod's claims do not fit a node, for explain: which claim and
