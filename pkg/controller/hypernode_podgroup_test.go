@@ -152,14 +152,7 @@ func TestPodGroupGangTopology(t *testing.T) {
 			}
 			wl, err := ctl.gangWorkload(context.Background(), groupPodGangs(pods)[0])
 			if tc.wantErr != nil {
-				if err == nil {
-					t.Fatalf("no error, want one naming %q", tc.wantErr)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not name %q", err, w)
-					}
-				}
+				assertErrNames(t, err, tc.wantErr)
 				return
 			}
 			if err != nil {

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // jobSetObj is a JobSet whose replicated jobs are given as name → {replicas, parallelism}.
@@ -78,22 +77,8 @@ func TestJobSetSuspendedUntilAdmittedThenBound(t *testing.T) {
 	if err := f.c.Create(f.ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	get := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(js.GroupVersionKind())
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "js"}, u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	f.eventually(20*time.Second, "JobSet admitted and unsuspended", func() (bool, string) {
-		wl := f.workload("jobset-js")
-		if wl == nil {
-			return false, "no workload"
-		}
-		s, found, _ := unstructured.NestedBool(get().Object, "spec", "suspend")
-		return wl.Status.Admission != nil && found && !s, string(wl.Status.State) + ": " + wl.Status.Message
-	})
+	get := func() *unstructured.Unstructured { return f.object(js.GroupVersionKind(), "js") }
+	f.waitResumed("JobSet", js.GroupVersionKind(), "js", "jobset-js", "spec", "suspend")
 	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}
 	for _, n := range []string{"js-workers-0-0", "js-workers-1-0"} {
 		p := k8s.MakePod("", n).Obj()

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestMPIJobV1SuspendedUntilAdmittedThenBound: the training-operator's kubeflow.org/v1
@@ -38,22 +37,8 @@ func TestMPIJobV1SuspendedUntilAdmittedThenBound(t *testing.T) {
 	if err := f.c.Create(f.ctx, mj); err != nil {
 		t.Fatal(err)
 	}
-	get := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(mj.GroupVersionKind())
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "mj"}, u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	f.eventually(20*time.Second, "MPIJob admitted and unsuspended", func() (bool, string) {
-		wl := f.workload("mpijob-mj")
-		if wl == nil {
-			return false, "no workload"
-		}
-		s, found, _ := unstructured.NestedBool(get().Object, "spec", "runPolicy", "suspend")
-		return wl.Status.Admission != nil && found && !s, string(wl.Status.State) + ": " + wl.Status.Message
-	})
+	get := func() *unstructured.Unstructured { return f.object(mj.GroupVersionKind(), "mj") }
+	f.waitResumed("MPIJob", mj.GroupVersionKind(), "mj", "mpijob-mj", "spec", "runPolicy", "suspend")
 	if o := f.workload("mpijob-mj").Spec.Owner; o == nil || o.APIVersion != "kubeflow.org/v1" {
 		t.Errorf("workload owner %+v, want the kubeflow.org/v1 MPIJob", o)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/internal/testing/k8s"
+	"github.com/gantry-sched/gantry/internal/testing/kubeenv"
 	"github.com/gantry-sched/gantry/internal/testing/upstream"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -72,7 +73,7 @@ func (f *fixture) installKueueCRDs(only string) {
 	for _, crd := range crds {
 		for _, v := range crd.Spec.Versions {
 			f.eventually(30*time.Second, crd.Name+" "+v.Name+" out of discovery", func() (bool, string) {
-				return v.Served || !servedKind(dc, kueueGroup+"/"+v.Name, crd.Spec.Names.Kind), ""
+				return v.Served || !kubeenv.ServesKind(dc, kueueGroup+"/"+v.Name, crd.Spec.Names.Kind), ""
 			})
 		}
 	}
@@ -125,20 +126,6 @@ func (f *fixture) applyCRD(crd *apiextensionsv1.CustomResourceDefinition) {
 	if err != nil {
 		f.t.Fatalf("update CRD %s: %v", crd.Name, err)
 	}
-}
-
-// servedKind reports whether discovery lists kind under groupVersion.
-func servedKind(dc discovery.DiscoveryInterface, groupVersion, kind string) bool {
-	list, err := dc.ServerResourcesForGroupVersion(groupVersion)
-	if err != nil {
-		return false
-	}
-	for _, r := range list.APIResources {
-		if r.Kind == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // createKueue creates Kueue objects from YAML documents (namespaced ones in the

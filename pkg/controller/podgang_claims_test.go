@@ -49,14 +49,7 @@ func TestGangWorkloadRecordsClaims(t *testing.T) {
 			g := groupPodGangs(tc.pods)[0]
 			wl, err := (&Controller{}).gangWorkload(context.Background(), g)
 			if tc.wantErr != nil {
-				if err == nil {
-					t.Fatalf("no error, want one naming %q", tc.wantErr)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not name %q", err, w)
-					}
-				}
+				assertErrNames(t, err, tc.wantErr)
 				return
 			}
 			if err != nil {

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // minimalCRD serves group/version kind with an open schema: enough for Gantry, which
@@ -56,22 +55,8 @@ func TestRayJobSuspendedUntilAdmittedThenBound(t *testing.T) {
 	if err := f.c.Create(f.ctx, rj); err != nil {
 		t.Fatal(err)
 	}
-	get := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(rj.GroupVersionKind())
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "rj"}, u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	f.eventually(20*time.Second, "RayJob admitted and unsuspended", func() (bool, string) {
-		wl := f.workload("rayjob-rj")
-		if wl == nil {
-			return false, "no workload"
-		}
-		s, found, _ := unstructured.NestedBool(get().Object, "spec", "suspend")
-		return wl.Status.Admission != nil && found && !s, string(wl.Status.State) + ": " + wl.Status.Message
-	})
+	get := func() *unstructured.Unstructured { return f.object(rj.GroupVersionKind(), "rj") }
+	f.waitResumed("RayJob", rj.GroupVersionKind(), "rj", "rayjob-rj", "spec", "suspend")
 	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}
 	names := []string{"rj-head", "rj-gpu-0", "rj-gpu-1"}
 	for i, n := range names {

@@ -184,14 +184,7 @@ func TestTopologyGangAnnotations(t *testing.T) {
 			}
 			wl, err := (&Controller{}).gangWorkload(context.Background(), groupPodGangs(pods)[0])
 			if tc.wantErr != nil {
-				if err == nil {
-					t.Fatalf("no error, want one naming %q", tc.wantErr)
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not name %q", err, w)
-					}
-				}
+				assertErrNames(t, err, tc.wantErr)
 				return
 			}
 			if err != nil {

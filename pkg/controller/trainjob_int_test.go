@@ -65,14 +65,7 @@ func TestTrainJobQueuedThenBound(t *testing.T) {
 	if err := f.c.Create(f.ctx, tj); err != nil {
 		t.Fatal(err)
 	}
-	get := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(trainJobGVK)
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "tj"}, u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
+	get := func() *unstructured.Unstructured { return f.object(trainJobGVK, "tj") }
 	suspended := func() bool {
 		s, _, _ := unstructured.NestedBool(get().Object, "spec", "suspend")
 		return s

@@ -88,7 +88,7 @@ func (e *Env) waitDiscovered(ctx context.Context, crds []*apiextensionsv1.Custom
 				continue
 			}
 			gv := crd.Spec.Group + "/" + v.Name
-			for !servesKind(dc, gv, crd.Spec.Names.Kind) {
+			for !ServesKind(dc, gv, crd.Spec.Names.Kind) {
 				select {
 				case <-ctx.Done():
 					return fmt.Errorf("kubeenv: %s %s not in discovery: %w", gv, crd.Spec.Names.Kind, ctx.Err())
@@ -100,7 +100,8 @@ func (e *Env) waitDiscovered(ctx context.Context, crds []*apiextensionsv1.Custom
 	return nil
 }
 
-func servesKind(dc discovery.DiscoveryInterface, groupVersion, kind string) bool {
+// ServesKind reports whether discovery lists kind under groupVersion.
+func ServesKind(dc discovery.DiscoveryInterface, groupVersion, kind string) bool {
 	list, err := dc.ServerResourcesForGroupVersion(groupVersion)
 	if err != nil {
 		return false
