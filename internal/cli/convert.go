@@ -25,7 +25,9 @@ gantry.dev/v1alpha1 (v1beta1's field names: v1beta2's cohortName becomes cohort)
 Queue as the objects validate and simulate derive from it: a ClusterQueue (a Cohort when
 another queue names it as parent) under cohort "root" (deserved -> nominalQuota,
 capability -> the borrowing limit above it, guarantee -> the lending limit, weight ->
-fair-sharing weight) plus one ResourceFlavor "volcano-default" (see docs/manifests.md).
+fair-sharing weight; a queue without deserved gets its weight's share of the capacity of
+the Nodes and NodePools among the inputs, so give them with the queues) plus one
+ResourceFlavor "volcano-default" (see docs/manifests.md).
 Other documents are copied unchanged.
 
 -f takes files, folders (recursively, *.yaml/*.yml/*.json) or - for stdin, and may be
@@ -151,6 +153,9 @@ func (c *converter) document(file string, d doc) {
 	case group == "scheduling.volcano.sh" && h.Kind == "Queue":
 		c.volcano.add(file, d, c.out.Len())
 		return
+	case (h.APIVersion == "v1" && h.Kind == "Node") || (group == "gantry.dev" && h.Kind == "NodePool"):
+		c.volcano.addNode(file, d) // a weight-only Volcano queue's share is of these
+		conv = d.text
 	default:
 		conv = d.text
 	}

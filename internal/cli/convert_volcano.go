@@ -12,6 +12,9 @@ import (
 // goes in the output stream.
 type volcanoQueues struct {
 	docs []manifest.VolcanoQueueDoc
+	// nodes are the Node and NodePool documents of the inputs: the cluster whose
+	// capacity a queue's weight shares (manifest.ConvertVolcanoQueuesWithNodes).
+	nodes []manifest.VolcanoQueueDoc
 	// at is, per document, the length of the stream when it was read: its place.
 	at []int
 	// converted is set once the queues are mapped (with no problem).
@@ -24,6 +27,13 @@ func (v *volcanoQueues) add(file string, d doc, at int) {
 	v.converted = nil
 }
 
+// addNode keeps a Node or NodePool document for the queues' weight shares (the
+// document itself is copied to the output as it is).
+func (v *volcanoQueues) addNode(file string, d doc) {
+	v.nodes = append(v.nodes, manifest.VolcanoQueueDoc{File: file, Line: d.line, Data: d.text})
+	v.converted = nil
+}
+
 // convertVolcanoQueues maps the Volcano queues read so far with the loader's mapping
 // (manifest.ConvertVolcanoQueues) and returns their problems, each naming its file.
 func (c *converter) convertVolcanoQueues() manifest.ErrorList {
@@ -31,7 +41,7 @@ func (c *converter) convertVolcanoQueues() manifest.ErrorList {
 	if v.converted != nil || len(v.docs) == 0 {
 		return nil
 	}
-	conv, err := manifest.ConvertVolcanoQueues(v.docs)
+	conv, err := manifest.ConvertVolcanoQueuesWithNodes(v.docs, v.nodes)
 	if list, ok := err.(manifest.ErrorList); ok {
 		return list
 	}

@@ -148,3 +148,66 @@ func TestConvertVolcanoProblems(t *testing.T) {
 		}
 	}
 }
+
+// volcanoWeightOnly is Volcano's default queue and a weighted sibling, with the two
+// nodes whose capacity their weights share.
+const volcanoWeightOnly = `apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
+status:
+  allocatable: {cpu: "64", memory: 512Gi, nvidia.com/gpu: "8", pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}}
+status:
+  allocatable: {cpu: "64", memory: 512Gi, nvidia.com/gpu: "8", pods: "110"}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: default}
+spec: {weight: 1, reclaimable: true}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: research}
+spec: {weight: 3}
+`
+
+// TestConvertVolcanoWeightShares: convert shares the capacity of the nodes among its
+// inputs by weight, as the loader does, and says that nodes are needed without them.
+func TestConvertVolcanoWeightShares(t *testing.T) {
+	direct, err := manifest.LoadBytes("in.yaml", []byte(volcanoWeightOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runConvert(t, volcanoWeightOnly, "-f", "-")
+	if code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, errOut)
+	}
+	reloaded, err := manifest.LoadBytes("out.yaml", []byte(out))
+	if err != nil {
+		t.Fatalf("converted output does not load: %v\n%s", err, out)
+	}
+	dq, _, _ := queueObjects(direct)
+	rq, _, _ := queueObjects(reloaded)
+	if !reflect.DeepEqual(dq, rq) {
+		t.Errorf("ClusterQueues differ:\nloader:    %+v\nconverted: %+v", dq, rq)
+	}
+	gpus := map[string]int64{}
+	for _, q := range rq {
+		for _, r := range q.ResourceGroups[0].Flavors[0].Resources {
+			if r.Name == "nvidia.com/gpu" {
+				gpus[q.Name] = int64(r.Nominal)
+			}
+		}
+	}
+	if gpus["default"] != 4 || gpus["research"] != 12 {
+		t.Errorf("GPU nominal quotas %v, want default 4 and research 12 (16 GPUs by weight 1:3)", gpus)
+	}
+	queuesOnly := volcanoWeightOnly[strings.Index(volcanoWeightOnly, "apiVersion: scheduling.volcano.sh"):]
+	_, errOut, code = runConvert(t, queuesOnly, "-f", "-")
+	if code == 0 || !strings.Contains(errOut, "node") {
+		t.Errorf("convert of weight-only queues without nodes: exit %d, stderr %q; want an error that asks for the nodes", code, errOut)
+	}
+}

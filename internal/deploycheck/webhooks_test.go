@@ -86,7 +86,32 @@ func TestChartWebhooks(t *testing.T) {
 	if svc.Spec.Ports[0].TargetPort.StrVal != "webhook" {
 		t.Errorf("webhook Service targets %v, want the webhook port", svc.Spec.Ports[0].TargetPort)
 	}
+	checkPodWebhook(t, set, 2)
+	owners := renderObjects(t, map[string]any{"webhooks": map[string]any{"enabled": true, "queuedOwnerPods": true}})
+	checkPodWebhook(t, owners, 3)
 	if off := renderObjects(t, nil); len(off.ofKind("MutatingWebhookConfiguration")) != 0 {
 		t.Error("webhooks rendered while off by default")
+	}
+}
+
+// checkPodWebhook: the pod webhook configuration has n entries (one per queue label,
+// and one for unlabelled pods when queuedOwnerPods is on), each for pods on create at
+// the controller's pod path, none refusing pods while Gantry is down.
+func checkPodWebhook(t *testing.T, set objectSet, n int) {
+	t.Helper()
+	pods := mustGet[*admissionregistrationv1.MutatingWebhookConfiguration](t, set, "MutatingWebhookConfiguration", "g-pods")
+	if len(pods.Webhooks) != n {
+		t.Fatalf("pod webhook entries %d, want %d", len(pods.Webhooks), n)
+	}
+	for _, w := range pods.Webhooks {
+		if p := w.ClientConfig.Service.Path; p == nil || *p != controller.WebhookPathPod {
+			t.Errorf("pod webhook %s: path %v, want %s", w.Name, p, controller.WebhookPathPod)
+		}
+		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore {
+			t.Errorf("pod webhook %s: failure policy %v, want Ignore", w.Name, w.FailurePolicy)
+		}
+		if len(w.Rules) != 1 || w.Rules[0].Resources[0] != "pods" || !slices.Equal(w.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) {
+			t.Errorf("pod webhook %s: rules %+v, want pods on CREATE", w.Name, w.Rules)
+		}
 	}
 }

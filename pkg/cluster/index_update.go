@@ -48,7 +48,7 @@ func (o *Overlay) ownLevel(l int) []uint64 {
 		o.levels = make([][]uint64, len(o.base.index.levels))
 	}
 	if o.levels[l] == nil {
-		o.levels[l] = append([]uint64(nil), o.base.index.levels[l]...)
+		o.levels[l] = o.spares.level(o.base.index.levels[l])
 	}
 	return o.levels[l]
 }

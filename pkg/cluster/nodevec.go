@@ -98,13 +98,13 @@ func (o *overlayStates) get(i int) *nodeState {
 }
 
 // set records st as node i's private state (i not yet written).
-func (o *overlayStates) set(i, total int, st *nodeState) {
+func (o *overlayStates) set(i, total int, st *nodeState, sp *Spares) {
 	if o.chunks == nil {
-		o.chunks = make([]*nodeChunk, (total+chunkMask)>>chunkBits)
+		o.chunks = sp.chunkTable((total + chunkMask) >> chunkBits)
 	}
 	c := o.chunks[i>>chunkBits]
 	if c == nil {
-		c = new(nodeChunk)
+		c = sp.chunk()
 		o.chunks[i>>chunkBits] = c
 	}
 	c.s[i&chunkMask] = st

@@ -26,6 +26,8 @@ type Overlay struct {
 	levels [][]uint64
 	// freeGPU is how much the free milli-GPU of all nodes moved since base.
 	freeGPU resources.MilliGPU
+	// spares is the memory its writes draw on (OverlayWith); nil: fresh memory.
+	spares *Spares
 }
 
 // journalEntry records one step so Undo can reverse it.
@@ -70,8 +72,8 @@ func (o *Overlay) writable(i int) *nodeState {
 		}
 		return st
 	}
-	st := o.base.nodes.at(i).cloneSpare(1)
-	o.over.set(i, o.base.nodes.len(), st)
+	st := o.spares.state(o.base.nodes.at(i))
+	o.over.set(i, o.base.nodes.len(), st, o.spares)
 	return st
 }
 
@@ -362,7 +364,7 @@ func (o *Overlay) setPod(ref PodRef, p *BoundPod) {
 		}
 	}
 	if o.pods == nil {
-		o.pods = map[PodRef]*BoundPod{}
+		o.pods = o.spares.podMap()
 	}
 	o.pods[ref] = p
 }

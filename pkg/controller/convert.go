@@ -83,7 +83,7 @@ func ToAPIWorkload(wl *v1alpha1.Workload, priority int32) (*api.Workload, error)
 		return nil, err
 	}
 	out.MinMember = minMember
-	return out, nil
+	return ApplyPodSetUpdates(wl, out) // a Ready check's node selectors place the pods too
 }
 
 // carriedAnnotations are the annotations of a job object its Workload takes over:

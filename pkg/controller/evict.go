@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
@@ -47,11 +48,22 @@ func (ctl *Controller) evictDue(ctx context.Context, w *world, now time.Time) {
 			continue
 		}
 		reason := wl.Annotations[AnnotationPreemptionReason]
-		if err := ctl.evict(ctx, wl, w.podsOf(wl), ReasonPreempted, reason, now); err != nil {
+		if err := ctl.evict(ctx, wl, w.podsOf(wl), evictionReasonOf(reason), reason, now); err != nil {
 			ctl.retry = true
 			ctl.log.Info("eviction not finished, retrying", "workload", wlKey(wl), "reason", err.Error())
 		}
 	}
+}
+
+// evictionReasonOf is the Evicted condition's reason for a notice with this reason
+// annotation: a rejected admission check (a ProvisioningRequest whose capacity was
+// revoked, provreq_revoke.go) writes its reason first, as Kueue's deactivation says it;
+// every other notice is a preemption.
+func evictionReasonOf(annotation string) string {
+	if strings.HasPrefix(annotation, ReasonCheckRejected+": ") {
+		return ReasonCheckRejected
+	}
+	return ReasonPreempted
 }
 
 // evict asks the Eviction API about every pod first (dry run, so PodDisruptionBudgets

@@ -48,10 +48,14 @@ type modelKey struct {
 	generation int64
 	priority   int32
 	minRuntime string
+	// podSetUpdates are a Ready check's node selectors (podsetupdates.go): an annotation,
+	// not the spec, so the generation does not move with them.
+	podSetUpdates string
 }
 
 func keyOf(obj *v1alpha1.Workload, priority int32) modelKey {
-	return modelKey{uid: obj.UID, generation: obj.Generation, priority: priority, minRuntime: obj.Annotations[api.AnnotationMinRuntime]}
+	return modelKey{uid: obj.UID, generation: obj.Generation, priority: priority, minRuntime: obj.Annotations[api.AnnotationMinRuntime],
+		podSetUpdates: obj.Annotations[AnnotationPodSetUpdates]}
 }
 
 func newFeeder() *feeder { return &feeder{known: map[api.WorkloadID]*fed{}} }

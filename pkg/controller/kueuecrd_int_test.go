@@ -27,7 +27,7 @@ import (
 // engineer replacing Kueue has them on the cluster.
 const (
 	kueueModulePath    = "sigs.k8s.io/kueue"
-	kueueModuleVersion = "v0.17.0"
+	kueueModuleVersion = "v0.19.0"
 )
 
 // kueueCRDFiles are the CRDs of the kinds Gantry reads (not Kueue's Workload).

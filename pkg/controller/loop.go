@@ -52,12 +52,16 @@ type Controller struct {
 	events  record.EventRecorder
 	metrics *Metrics
 	opts    Options
-	log     logr.Logger
-	sched   scheduling // the engine's scheduler and what feeds it, kept between passes
-	binds   *bindPipeline
-	queues  *latest[queueWrite] // queue statuses, written off the pass
-	wake    *wakeup
-	watch   *watcher
+	// podWebhook is set when this controller serves the pod webhook (webhook_pods.go):
+	// a serving template that names no scheduler but carries a queue label then gets
+	// Gantry as its pods' scheduler on create.
+	podWebhook bool
+	log        logr.Logger
+	sched      scheduling // the engine's scheduler and what feeds it, kept between passes
+	binds      *bindPipeline
+	queues     *latest[queueWrite] // queue statuses, written off the pass
+	wake       *wakeup
+	watch      *watcher
 	// Set by each pass for the loop: retry soon, and the next preemption deadline.
 	retry        bool
 	nextDeadline time.Time

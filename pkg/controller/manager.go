@@ -98,6 +98,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, *Controller, 
 		return nil, nil, err
 	}
 	c.watch.informers = mgr.GetCache()
+	c.podWebhook = o.WebhookPort > 0
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller: discovery client: %w", err)

@@ -19,8 +19,8 @@ import (
 
 // fitParallelism adjusts job (in memory, before the suspend patch that carries it) to
 // the admission of its Workload wl (read when nil): the admitted count when it resumes,
-// the full count when it is suspended. A Workload that cannot be read leaves the Job
-// as it is.
+// the full count when it is suspended, and its pod template gets the checks' pod set
+// updates when it resumes. A Workload that cannot be read leaves the Job as it is.
 func (ctl *Controller) fitParallelism(ctx context.Context, job *batchv1.Job, suspend bool, wl *v1alpha1.Workload) {
 	if wl == nil {
 		wl = &v1alpha1.Workload{}
@@ -32,6 +32,31 @@ func (ctl *Controller) fitParallelism(ctx context.Context, job *batchv1.Job, sus
 	if n, ok := parallelismFor(job, wl, suspend); ok {
 		job.Spec.Parallelism = ptr.To(n)
 	}
+	fitPodSetUpdates(job, suspend, wl)
+}
+
+// fitPodSetUpdates starts a resumed Job with the pod set updates of its Workload's
+// admission checks (podsetupdates.go): node selector and provisioning annotations in
+// its pod template, from the Workload's pod set, so a template started before under
+// other updates is restored. A suspending patch leaves the template: the API server
+// allows template changes only on a suspended Job that has not started, so the
+// restoring is done by the next start. A Job never started with updates is left as it
+// is.
+func fitPodSetUpdates(job *batchv1.Job, suspend bool, wl *v1alpha1.Workload) {
+	if suspend || len(wl.Spec.PodSets) != 1 {
+		return
+	}
+	us, err := PodSetUpdatesOf(wl)
+	if err != nil {
+		return // unreadable: the Job starts as it is (the pass reports the Workload)
+	}
+	ps := wl.Spec.PodSets[0]
+	u := updateFor(us, ps.Name)
+	_, updatedBefore := job.Spec.Template.Annotations[AnnotationConsumeProvisioningRequest]
+	if u == nil && !updatedBefore {
+		return
+	}
+	startTemplate(&job.Spec.Template, ps.NodeSelector, u)
 }
 
 // parallelismFor is the parallelism job should have when it is (un)suspended under wl,

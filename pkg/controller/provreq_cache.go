@@ -13,6 +13,29 @@ import (
 type provReqEntry struct {
 	conds    provReqConditions
 	workload types.UID
+	// class is spec.provisioningClassName, templates the names of spec.podSets[].
+	// podTemplateRef, details status.provisioningClassDetails: what podSetUpdates read
+	// (podsetupdates.go).
+	class     string
+	templates []string
+	details   map[string]string
+}
+
+// readProvReqEntry reads what a pass needs of an unstructured ProvisioningRequest.
+func readProvReqEntry(u *unstructured.Unstructured) provReqEntry {
+	e := provReqEntry{conds: readProvReqConditions(u), workload: types.UID(u.GetLabels()[labelProvReqWorkload])}
+	e.class, _, _ = unstructured.NestedString(u.Object, "spec", "provisioningClassName")
+	sets, _, _ := unstructured.NestedSlice(u.Object, "spec", "podSets")
+	for _, s := range sets {
+		if m, ok := s.(map[string]any); ok {
+			if name, _, _ := unstructured.NestedString(m, "podTemplateRef", "name"); name != "" {
+				e.templates = append(e.templates, name)
+			}
+		}
+	}
+	// Detail values are strings in the API (a map of string to string).
+	e.details, _, _ = unstructured.NestedStringMap(u.Object, "status", "provisioningClassDetails")
+	return e
 }
 
 // applyProvReq records a ProvisioningRequest (or forgets it when deleted) if o is one;
@@ -29,7 +52,7 @@ func (c *stateCache) applyProvReq(o client.Object, deleted bool) bool {
 		c.provReqs.del(objKey(u))
 		return true
 	}
-	c.provReqs.put(objKey(u), provReqEntry{conds: readProvReqConditions(u), workload: types.UID(u.GetLabels()[labelProvReqWorkload])})
+	c.provReqs.put(objKey(u), readProvReqEntry(u))
 	return true
 }
 

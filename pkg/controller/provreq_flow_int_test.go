@@ -21,6 +21,13 @@ import (
 // no node: capacity comes only from the autoscaler the test plays.
 func (f *fixture) provCheckWorld(cq, retryStrategy string) {
 	f.t.Helper()
+	f.provCheckWorldWith(cq, retryStrategy, "")
+}
+
+// provCheckWorldWith is provCheckWorld with more fields of the config's spec (YAML
+// lines indented by two spaces, each ending in a newline).
+func (f *fixture) provCheckWorldWith(cq, retryStrategy, moreSpec string) {
+	f.t.Helper()
 	f.installKueueCRDs("")
 	f.installProvReqCRD()
 	queue := k8s.MakeClusterQueue(cq).Quota("h100", "nvidia.com/gpu", "16").Obj()
@@ -32,7 +39,7 @@ metadata: {name: prov-config}
 spec:
   provisioningClassName: best-effort-atomic-scale-up.autoscaling.x-k8s.io
   managedResources: [nvidia.com/gpu]
-  retryStrategy: `+retryStrategy, `apiVersion: kueue.x-k8s.io/v1beta2
+  retryStrategy: `+retryStrategy+"\n"+moreSpec, `apiVersion: kueue.x-k8s.io/v1beta2
 kind: AdmissionCheck
 metadata: {name: prov}
 spec:

@@ -60,6 +60,9 @@ func (k *committer) reserve(t *tracked, r plan.Rejection) {
 	st.State, st.Reason, st.Message = v1alpha1.StateQuotaReserved, ReasonChecksPending, msg
 	setWhy(&st, string(plan.LayerAdmission), nil, "")
 	st.Position, st.ETA, st.ETABasis = nil, nil, ""
+	if k.recordUpdates(t.obj, nil) != nil { // those of an earlier reservation
+		return
+	}
 	if err := k.writeStatus(t.obj, st); err != nil {
 		return
 	}

@@ -25,6 +25,8 @@ func (k *committer) runChecks() {
 		switch {
 		case t.reservation() != nil:
 			k.advanceChecks(t)
+		case t.admitted() && !t.finished():
+			k.revokeAdmitted(t) // provreq_revoke.go: capacity revoked after admission
 		case (t.finished() || !t.admitted() && t.reservation() == nil) && k.cs.requestsFor(t.obj):
 			k.removeRequests(t.obj)
 		}
@@ -67,6 +69,7 @@ func (k *committer) advanceChecks(t *tracked) {
 	res := t.reservation()
 	st := *t.obj.Status.DeepCopy()
 	var missing []provRequest
+	var updates [][]PodSetUpdate
 	out := checkOutcome{state: api.CheckReady}
 	for _, ref := range t.checks {
 		cur := findCheck(st, ref.Name)
@@ -80,6 +83,11 @@ func (k *committer) advanceChecks(t *tracked) {
 			if e, found := k.cs.provReqs[t.obj.Namespace+"/"+req.pr.GetName()]; found {
 				cfg, _ := checkConfig(k.cs.checks, ref) // there: startCheck made a request
 				d = decideProvCheck(e.conds, attemptOf(cur), cfg.Retry, false)
+				if d.State == api.CheckReady { // podsetupdates.go
+					u, skipped := podSetUpdatesFor(t.obj, req.pr.GetName(), e, cfg)
+					updates = append(updates, u)
+					d.Message += missingDetailsNote(skipped)
+				}
 			} else {
 				missing = append(missing, *req)
 			}
@@ -93,6 +101,11 @@ func (k *committer) advanceChecks(t *tracked) {
 		k.releaseForCheck(t, st, out)
 		return
 	}
+	// The updates go on the Workload before its checks read Ready: a workload is
+	// placed only after that, and must be placed with them.
+	if out.state == api.CheckReady && k.recordUpdates(t.obj, mergeUpdates(updates...)) != nil {
+		return
+	}
 	if !sameStatus(t.obj.Status, st) && k.writeStatus(t.obj, st) != nil {
 		return
 	}
@@ -104,6 +117,9 @@ func (k *committer) advanceChecks(t *tracked) {
 // requeueAt) or Rejected (deactivated: Requeued False for this generation of the
 // Workload, as a workload past its requeue limit), and deletes its requests.
 func (k *committer) releaseForCheck(t *tracked, st v1alpha1.WorkloadStatus, out checkOutcome) {
+	if k.recordUpdates(t.obj, nil) != nil {
+		return
+	}
 	st.QuotaReservation = nil
 	var msg string
 	if out.state == api.CheckRetry {
@@ -136,10 +152,29 @@ func (k *committer) releaseForCheck(t *tracked, st v1alpha1.WorkloadStatus, out 
 // setRejected records the deactivation by a Rejected check for this generation.
 func setRejected(st *v1alpha1.WorkloadStatus, generation int64, msg string, now time.Time) {
 	setCondition(st, v1alpha1.WorkloadQuotaReserved, metav1.ConditionFalse, ReasonCheckRejected, msg, now)
-	setCondition(st, ConditionRequeued, metav1.ConditionFalse, ReasonCheckRejected, msg, now)
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == ConditionRequeued {
-			st.Conditions[i].ObservedGeneration = generation
-		}
+	setDeactivated(st, generation, msg, now) // provreq_revoke.go
+}
+
+// recordUpdates sets wl's AnnotationPodSetUpdates to us (removed when none), unless it
+// is so already; a failed write is an event, and the caller stops (the next pass
+// tries again).
+func (k *committer) recordUpdates(wl *v1alpha1.Workload, us []PodSetUpdate) error {
+	want := encodeUpdates(us)
+	if wl.Annotations[AnnotationPodSetUpdates] == want {
+		return nil
 	}
+	err := patchWorkload(k.ctx, k.c, wl, func(wl *v1alpha1.Workload) {
+		if want == "" {
+			delete(wl.Annotations, AnnotationPodSetUpdates)
+			return
+		}
+		if wl.Annotations == nil {
+			wl.Annotations = map[string]string{}
+		}
+		wl.Annotations[AnnotationPodSetUpdates] = want
+	})
+	if err != nil {
+		k.events.Eventf(wl, "Warning", "ProvisioningRequestFailed", "record the pod set updates of Workload %s/%s: %v", wl.Namespace, wl.Name, err)
+	}
+	return err
 }

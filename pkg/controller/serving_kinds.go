@@ -184,21 +184,30 @@ func servingQueue(o servingObject) string {
 	return ""
 }
 
-// templatesNotGantry names the first pod template of o that does not name Gantry as
-// its scheduler ("" when all do): its pods would be placed by another scheduler,
-// outside quota, so Gantry makes no Workload for them.
-func templatesNotGantry(o servingObject) string {
+// templatesNotGantry names the first pod template of o whose pods would not have Gantry
+// as their scheduler ("" when all would): they would be placed by another scheduler,
+// outside quota, so Gantry makes no Workload for them. A template names Gantry, or,
+// where this controller serves the pod webhook (podWebhook), names no scheduler (or the
+// default one) and carries a queue label, so the webhook sees its pods and sets Gantry.
+func templatesNotGantry(o servingObject, podWebhook bool) string {
 	for _, path := range o.kind.Templates {
 		t, found, _ := unstructured.NestedMap(o.u.Object, path...)
 		if !found || t == nil {
 			continue // an optional template (a LeaderWorkerSet's leader)
 		}
 		s, _, _ := unstructured.NestedString(t, "spec", "schedulerName")
-		if s != SchedulerName {
+		if s != SchedulerName && !(podWebhook && (s == "" || s == corev1.DefaultSchedulerName) && templateQueued(t)) {
 			return strings.Join(path, ".") + ".spec.schedulerName"
 		}
 	}
 	return ""
+}
+
+// templateQueued reports whether a pod template carries a queue label, as the pods
+// made from it will (the pod webhook's object selector picks them by it).
+func templateQueued(t map[string]any) bool {
+	labels, _, _ := unstructured.NestedStringMap(t, "metadata", "labels")
+	return JobQueueName(&metav1.ObjectMeta{Labels: labels}) != ""
 }
 
 // replicasOfObject reads spec.replicas (default 1), refusing a negative count.

@@ -127,7 +127,7 @@ func servingWorkloadsByOwner(wls []v1alpha1.Workload) map[string][]*v1alpha1.Wor
 
 // syncServingObject brings one object's Workloads (have) to what it should have now.
 func (ctl *Controller) syncServingObject(ctx context.Context, w *world, o servingObject, pods []*corev1.Pod, have []*v1alpha1.Workload, now time.Time) error {
-	if field := templatesNotGantry(o); field != "" {
+	if field := templatesNotGantry(o, ctl.podWebhook); field != "" {
 		ctl.events.Eventf(o.u, "Warning", ReasonInvalid, "%s %s/%s: %s: not %q, so its pods would not wait for admission; Gantry queues none of them",
 			o.kind.GVK.Kind, o.u.GetNamespace(), o.u.GetName(), field, SchedulerName)
 		return nil

@@ -235,19 +235,40 @@ func TestServingNeedsGantryScheduler(t *testing.T) {
 	cases := []struct {
 		name, kind string
 		obj        *unstructured.Unstructured
+		webhook    bool
 		want       string
 	}{
-		{"statefulset names gantry", KindStatefulSet, toUnstructured(t, sts), ""},
-		{"lws leader names another", KindLeaderWorkerSet, lws, "spec.leaderWorkerTemplate.leaderTemplate.spec.schedulerName"},
-		{"lws without leader template", KindLeaderWorkerSet, lwsObj("ns", "lws", 1, 2, "1", false), ""},
+		{"statefulset names gantry", KindStatefulSet, toUnstructured(t, sts), false, ""},
+		{"lws leader names another", KindLeaderWorkerSet, lws, false, "spec.leaderWorkerTemplate.leaderTemplate.spec.schedulerName"},
+		{"lws leader names default-scheduler, webhook, no queue label", KindLeaderWorkerSet, lws, true, "spec.leaderWorkerTemplate.leaderTemplate.spec.schedulerName"},
+		{"lws without leader template", KindLeaderWorkerSet, lwsObj("ns", "lws", 1, 2, "1", false), false, ""},
+		{"queued template names none, no webhook", KindStatefulSet, queuedTemplate(t, toUnstructured(t, sts), ""), false, "spec.template.spec.schedulerName"},
+		{"queued template names none, webhook", KindStatefulSet, queuedTemplate(t, toUnstructured(t, sts), ""), true, ""},
+		{"queued template names default-scheduler, webhook", KindStatefulSet, queuedTemplate(t, toUnstructured(t, sts), corev1.DefaultSchedulerName), true, ""},
+		{"queued template names another, webhook", KindStatefulSet, queuedTemplate(t, toUnstructured(t, sts), "volcano"), true, "spec.template.spec.schedulerName"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := templatesNotGantry(servingObject{kind: servingKindNamed(t, tc.kind), u: tc.obj}); got != tc.want {
+			if got := templatesNotGantry(servingObject{kind: servingKindNamed(t, tc.kind), u: tc.obj}, tc.webhook); got != tc.want {
 				t.Errorf("templatesNotGantry = %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// queuedTemplate is u with its pod template queued (the Kueue queue label) and naming
+// scheduler ("" removes the field).
+func queuedTemplate(t *testing.T, u *unstructured.Unstructured, scheduler string) *unstructured.Unstructured {
+	t.Helper()
+	if err := unstructured.SetNestedField(u.Object, "q", "spec", "template", "metadata", "labels", "kueue.x-k8s.io/queue-name"); err != nil {
+		t.Fatal(err)
+	}
+	if scheduler == "" {
+		unstructured.RemoveNestedField(u.Object, "spec", "template", "spec", "schedulerName")
+	} else if err := unstructured.SetNestedField(u.Object, scheduler, "spec", "template", "spec", "schedulerName"); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 func itoa(n int32) string { return resource.NewQuantity(int64(n), resource.DecimalSI).String() }

@@ -8,6 +8,7 @@ import (
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/manifest"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,8 @@ import (
 //     with a LocalQueue named "default", is labelled for that queue first (Kueue's
 //     LocalQueueDefaulting, the loader's rule); its webhook configuration must then see
 //     Jobs without the label too;
+//   - /mutate--v1-pod names Gantry as the scheduler of the pods of queued Deployments,
+//     StatefulSets and LeaderWorkerSets on create (webhook_pods.go);
 //   - /validate-gantry-dev-v1alpha1-<kind> refuses a queue object whose own fields break
 //     the rules the schema cannot say (manifest.CheckTyped: the same checks `gantry
 //     validate` makes), naming the field. References to other objects are not checked:
@@ -155,6 +158,7 @@ func typedAs[T client.Object](set func(*manifest.Typed, T)) func(runtime.Object)
 func registerWebhooks(mgr ctrl.Manager) {
 	srv, scheme := mgr.GetWebhookServer(), mgr.GetScheme()
 	srv.Register(WebhookPathJob, admission.WithCustomDefaulter(scheme, &batchv1.Job{}, jobSuspender{queues: mgr.GetClient()}))
+	srv.Register(WebhookPathPod, admission.WithCustomDefaulter(scheme, &corev1.Pod{}, podScheduler{owners: mgr.GetAPIReader()})) // webhook_pods.go
 	for _, v := range []struct {
 		path string
 		obj  runtime.Object

@@ -166,7 +166,7 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 			if s.chains == nil || (len(s.chains) == 0 && len(classes) > chainsSized) {
 				// Sized for the tree's classes: grown entry by entry, it was a table per
 				// doubling at every wake (the cycle drops a large one: scratch.Reset).
-				s.chains = make(map[string]chain, len(classes))
+				s.chains = s.sizedChains(len(classes))
 			}
 			s.chains[class] = chain{cq: head.res.ClusterQueue, members: members}
 		}
@@ -179,6 +179,28 @@ func (s *Scheduler) wakeQuotaParked(root string, q *admission.Quota) {
 	s.seekQuota(woken)
 	clear(woken) // scratch kept between cycles holds no entries alive
 	s.wakeBuf = woken[:0]
+}
+
+// sizedChains is an empty chains table for n classes: the spare when there is one.
+func (s *Scheduler) sizedChains(n int) map[string]chain {
+	if m := s.chainsSpare; m != nil {
+		s.chainsSpare = nil
+		return m
+	}
+	return make(map[string]chain, n)
+}
+
+// resetChains empties the chains at a cycle's start; a large table is kept as the
+// spare and a small one cleared in place.
+func (s *Scheduler) resetChains() {
+	large := len(s.chains) > chainsSized
+	clear(s.chains)
+	if large {
+		if s.chainsSpare == nil {
+			s.chainsSpare = s.chains
+		}
+		s.chains = nil // a small wake must not range over a large table
+	}
 }
 
 // chainsSized is how many classes a cohort tree has before the chains of an empty

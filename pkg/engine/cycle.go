@@ -65,8 +65,8 @@ type cycle struct {
 func (e *Engine) Cycle(in Input) plan.Plan {
 	c := &cycle{
 		e: e, in: in,
-		ov:            in.Cluster.Overlay(),
-		out:           plan.Plan{Cycle: in.Cycle, At: in.Now},
+		ov:            in.Cluster.OverlayWith(&e.spares),
+		out:           plan.Plan{Cycle: in.Cycle, At: in.Now, Rejections: make([]plan.Rejection, 0, len(in.Pending))},
 		noticed:       map[api.WorkloadID]bool{},
 		waiting:       map[api.WorkloadID]bool{},
 		reservedNodes: map[string]time.Time{},
@@ -80,6 +80,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c.drain()
 	c.countFreeGPU()
 	c.visits = newVisits(in.Pending, newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers)))
+	c.visits.later = e.laterBuf
 	c.visits.seekers = c.newSeekerClasses(in.SlotSeekers)
 	e.gateBuf = c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass(), e.gateBuf)
 	c.pos = c.visits.pos
@@ -108,6 +109,8 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		}
 		c.follow(p)
 	}
+	e.laterBuf = c.visits.later.emptied()
+	c.ov.Recycle() // the plan holds nothing of the overlay's own
 	return c.out
 }
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"sort"
 
-	"github.com/gantry-sched/gantry/internal/scratch"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/placement"
 	"github.com/gantry-sched/gantry/pkg/plan"
@@ -17,7 +16,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.syncShapes(w)
 	s.timedWakes(w)
 	s.backoffsOver(w.Now)
-	s.chains = scratch.Reset(s.chains)
+	s.resetChains()
 	s.wakeStrictQueues()
 	if s.freed {
 		s.wakeForCapacity(w)

@@ -73,6 +73,11 @@ type Engine struct {
 	classHeap  classHeap
 	// gpuScratch is the free-GPU views' node set (capacity_wake.go), one per engine.
 	gpuScratch cluster.NodeSet
+	// laterBuf is the last cycle's heap of visits handed in by Followers, emptied: a
+	// fleet-size simulation grew it from nothing every cycle.
+	laterBuf keyedHeap
+	// spares is the memory of the last cycle's overlay, for the next one.
+	spares cluster.Spares
 }
 
 // New returns an engine; placer must not be nil.

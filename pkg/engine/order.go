@@ -273,6 +273,13 @@ func (h *keyedHeap) push(p Pending, k headKey) {
 	h.up(len(h.items) - 1)
 }
 
+// emptied is h with no workloads, keeping its memory for the next cycle (the slab is
+// cleared so that it keeps no workload alive).
+func (h keyedHeap) emptied() keyedHeap {
+	clear(h.slab)
+	return keyedHeap{items: h.items[:0], slab: h.slab[:0]}
+}
+
 // pop removes and returns the workload with the least key.
 func (h *keyedHeap) pop() Pending {
 	top, last := h.items[0], len(h.items)-1

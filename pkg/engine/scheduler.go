@@ -62,6 +62,9 @@ type Scheduler struct {
 	// chains are the parked members of followable classes behind a woken first member,
 	// for this cycle's Followers (chains.go).
 	chains map[string]chain
+	// chainsSpare is a large chains table emptied at a cycle's start, for the next
+	// wake of many classes (making one per such wake was most of a wake's cost).
+	chainsSpare map[string]chain
 	// quotaSeekers are the quota-parked workloads a wake found for the next cycle, and
 	// seeking those handed to the last cycle (quota_seekers.go).
 	quotaSeekers, seeking []*entry

@@ -64,6 +64,18 @@ func TestUpstreamShapes(t *testing.T) {
 			want: "ns/m owner=MPIJob/m launcher:1/0:cpu=500m worker:2/0:cpu=500m,nvidia.com/gpu=1 gang=3",
 		},
 		{
+			name:  "Volcano's kubecon examples: a ReplicaSet of its own, each pod a workload as a Deployment's",
+			input: "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\nspec: {replicas: 2, selector: {matchLabels: {app: r}}, template: " + container(1) + "}\n",
+			want:  "ns/r-0 owner=ReplicaSet/r main:1/0:cpu=500m,nvidia.com/gpu=1 gang=1\nns/r-1 owner=ReplicaSet/r main:1/0:cpu=500m,nvidia.com/gpu=1 gang=1",
+		},
+		{
+			name: "a Deployment's ReplicaSet in a dump is skipped: its pods are the Deployment's",
+			input: "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: d-5d8f\n  namespace: ns\n" +
+				"  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: d, uid: u1, controller: true}]\n" +
+				"spec: {replicas: 2, selector: {}, template: " + container(1) + "}\n",
+			wantSkipped: "in.yaml:1: ReplicaSet ns/d-5d8f: skipped: its pods are those of its controller, Deployment d",
+		},
+		{
 			name:        "Gateway API routes are skipped",
 			input:       "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: ns}\nspec: {}\n",
 			wantSkipped: "in.yaml:1: HTTPRoute ns/r: skipped: does not affect scheduling",
@@ -108,9 +120,27 @@ func TestUpstreamShapeErrors(t *testing.T) {
 			want:  "in.yaml:2: Queue team: kind: unsupported apiVersion/kind scheduling.run.ai/v2 Queue",
 		},
 		{
+			name:  "Volcano's JobFlow is unsupported, saying what to give instead",
+			input: "apiVersion: flow.volcano.sh/v1alpha1\nkind: JobFlow\nmetadata: {name: flow}\nspec: {jobRetainPolicy: delete, flows: [{name: a}]}\n",
+			want: "in.yaml:2: JobFlow flow: kind: unsupported apiVersion/kind flow.volcano.sh/v1alpha1 JobFlow; Volcano's JobFlow runs the vcjobs of its JobTemplates " +
+				"one after another, which Gantry does not model: give it the jobs as batch.volcano.sh/v1alpha1 Job",
+		},
+		{
+			name:  "kube-batch's PodGroup (Volcano's spark example) is unsupported, naming Volcano's group",
+			input: "apiVersion: scheduling.incubator.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: pg}\nspec: {minMember: 3}\n",
+			want: "in.yaml:2: PodGroup pg: kind: unsupported apiVersion/kind scheduling.incubator.k8s.io/v1alpha1 PodGroup; this is kube-batch's group, " +
+				"which Volcano replaced with scheduling.volcano.sh/v1beta1 (which keeps the fields of its PodGroup and Queue): change apiVersion",
+		},
+		{
 			name:  "another version of a kind's own group is a version gap",
 			input: "apiVersion: kubeflow.org/v2\nkind: MPIJob\nmetadata: {name: m}\nspec: {}\n",
 			want:  `in.yaml:1: MPIJob m: apiVersion: kind MPIJob is not read under apiVersion "kubeflow.org/v2"; supported: kubeflow.org/v2beta1, kubeflow.org/v1`,
+		},
+		{
+			name:  "a PriorityClass of a version Kubernetes no longer serves (Volcano's kubecon examples)",
+			input: "apiVersion: scheduling.k8s.io/v1beta1\nkind: PriorityClass\nmetadata: {name: high-pri}\nvalue: 1000\n",
+			want: `in.yaml:1: PriorityClass high-pri: apiVersion: kind PriorityClass is not read under apiVersion "scheduling.k8s.io/v1beta1"; supported: scheduling.k8s.io/v1 ` +
+				`(Kubernetes serves no PriorityClass under scheduling.k8s.io/v1beta1 since 1.22; scheduling.k8s.io/v1 has the same fields: change apiVersion)`,
 		},
 		{
 			name:  "RayJob with both clusterSelector and rayClusterSpec",

@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,9 +18,16 @@ type upstreamModule struct {
 	// setup are files of the module (relative paths) that samples refer to, loaded with
 	// every other file of the module, as a user applies a folder's queues before its jobs.
 	setup []string
+	// cluster is documents of our own loaded with every sample of the module: the nodes
+	// of the cluster the samples run on, which Volcano's weight-only queues share.
+	cluster string
 	// refused are files that are wrong upstream, each with the text of the error it must
 	// be refused with (an API server refuses them too); they count as refused, not loaded.
 	refused map[string]string
+	// declined are files an API server takes but Gantry refuses by a documented limit of
+	// its own (docs/manifests.md), each with the text of the error; they count as
+	// declined, so that the table shows what Gantry cannot read yet.
+	declined map[string]string
 }
 
 // sampleFiles lists the manifest files under dir (recursively) that are samples a user
@@ -37,11 +43,7 @@ func sampleFiles(t *testing.T, dir string) []string {
 		if d.IsDir() || !isManifestFile(p) || strings.HasPrefix(d.Name(), "kustomization.") {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if !bytes.Contains(data, []byte("{{")) {
+		if !helmTemplate(dir, p) {
 			out = append(out, p)
 		}
 		return nil
@@ -53,6 +55,21 @@ func sampleFiles(t *testing.T, dir string) []string {
 	return out
 }
 
+// helmTemplate: the file lies in the templates folder of a Helm chart (a folder with a
+// Chart.yaml) at or below root. Telling templates by "{{" instead would drop manifests
+// whose string values hold another tool's placeholders (Argo Workflows' parameters).
+func helmTemplate(root, file string) bool {
+	for d := filepath.Dir(file); strings.HasPrefix(d, root); d = filepath.Dir(d) {
+		if filepath.Base(d) != "templates" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(d), "Chart.yaml")); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // unsupportedKind names the kind when the error is the loader's refusal of a kind it
 // does not read at all (kinds.go lookupKind), as opposed to a problem in a kind it
 // reads; "" otherwise.
@@ -61,6 +78,7 @@ func unsupportedKind(e *Error) string {
 		return ""
 	}
 	if k, ok := strings.CutPrefix(e.Msg, "unsupported apiVersion/kind "); ok {
+		k, _, _ = strings.Cut(k, ";") // the hint, if any
 		return k
 	}
 	if _, rest, ok := strings.Cut(e.Msg, " for apiVersion "); ok && strings.HasPrefix(e.Msg, "unknown kind ") {
@@ -72,8 +90,8 @@ func unsupportedKind(e *Error) string {
 
 // corpusResult is what loading one repository's samples gave.
 type corpusResult struct {
-	files, loaded, refused, workloads int
-	unsupported                       map[string]bool // "apiVersion kind"
+	files, loaded, refused, declined, workloads int
+	unsupported                                 map[string]bool // "apiVersion kind"
 }
 
 func (r corpusResult) unsupportedKinds() string {

@@ -112,10 +112,15 @@ func checkSlice(s *resourcev1.ResourceSlice, c errs) bool {
 	return len(*c.list) == before
 }
 
-// versionHint explains why a beta version of the DRA API is not read.
+// versionHint explains why an older version of a Kubernetes API is not read: a beta of
+// the DRA API, or a version Kubernetes no longer serves (old samples still use them).
 func versionHint(apiVersion string) string {
 	if splitGroup(apiVersion) == "resource.k8s.io" && apiVersion != DRAAPIVersion {
 		return " (" + DRAAPIVersion + " is GA since Kubernetes 1.34 and the only version Gantry reads: change apiVersion; from v1beta1 also move each claim request's fields under exactly)"
+	}
+	switch apiVersion {
+	case "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1":
+		return " (Kubernetes serves no PriorityClass under " + apiVersion + " since 1.22; scheduling.k8s.io/v1 has the same fields: change apiVersion)"
 	}
 	return ""
 }

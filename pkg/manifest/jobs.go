@@ -31,6 +31,7 @@ func (l *loader) job(d document, c errs) {
 			w.PodSets[0].MinCount = int32(n)
 		}
 	}
+	templateQueue(w, podTemplate{in.Spec.Template.ObjectMeta, "spec.template"})
 	l.addWorkload(w, in.Spec.Template.Annotations, c)
 }
 

@@ -54,6 +54,7 @@ func supportedKinds() []kindEntry {
 		{[]string{LWSAPIVersion}, "LeaderWorkerSet", (*loader).leaderWorkerSet},
 		{[]string{"apps/v1"}, "Deployment", (*loader).deployment},
 		{[]string{"apps/v1"}, "StatefulSet", (*loader).statefulSet},
+		{[]string{"apps/v1"}, "ReplicaSet", (*loader).replicaSet},
 		{[]string{"ray.io/v1"}, "RayJob", (*loader).rayJob},
 		{[]string{"ray.io/v1"}, "RayCluster", (*loader).rayCluster},
 		{[]string{"v1"}, "Pod", (*loader).pod},
@@ -89,7 +90,19 @@ func lookupKind(apiVersion, kind string) (handler, string, string) {
 	if knownVersion {
 		return nil, "kind", fmt.Sprintf("unknown kind %q for apiVersion %s; supported: %s", kind, apiVersion, strings.Join(kindsOf(apiVersion), ", "))
 	}
-	return nil, "kind", fmt.Sprintf("unsupported apiVersion/kind %s %s", apiVersion, kind)
+	return nil, "kind", fmt.Sprintf("unsupported apiVersion/kind %s %s%s", apiVersion, kind, unsupportedHint(apiVersion))
+}
+
+// unsupportedHint says, for the groups next to Volcano's that its examples use, why
+// Gantry does not read them and what to give it instead.
+func unsupportedHint(apiVersion string) string {
+	switch splitGroup(apiVersion) {
+	case "flow.volcano.sh":
+		return "; Volcano's JobFlow runs the vcjobs of its JobTemplates one after another, which Gantry does not model: give it the jobs as " + VolcanoJobAPIVersion + " Job"
+	case "scheduling.incubator.k8s.io":
+		return "; this is kube-batch's group, which Volcano replaced with scheduling.volcano.sh/v1beta1 (which keeps the fields of its PodGroup and Queue): change apiVersion"
+	}
+	return ""
 }
 
 // kindsOf lists the kinds read under one apiVersion, sorted.

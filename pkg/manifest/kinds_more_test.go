@@ -328,7 +328,7 @@ func TestMoreJobKindsErrors(t *testing.T) {
 		{
 			name:  "an apps/v1 kind Gantry does not read",
 			input: "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n",
-			want:  []string{`2 DaemonSet d kind: unknown kind "DaemonSet" for apiVersion apps/v1; supported: Deployment, StatefulSet`},
+			want:  []string{`2 DaemonSet d kind: unknown kind "DaemonSet" for apiVersion apps/v1; supported: Deployment, ReplicaSet, StatefulSet`},
 		},
 	}
 	setup := queueSetup() + "---\n"

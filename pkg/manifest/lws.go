@@ -52,30 +52,30 @@ func (l *loader) leaderWorkerSet(d document, c errs) {
 	if !decode(d, &in, false, c) {
 		return
 	}
-	sets, ann := lwsPodSets(in.Spec.LeaderWorkerTemplate, "spec.leaderWorkerTemplate", c)
+	sets, tmpl := lwsPodSets(in.Spec.LeaderWorkerTemplate, "spec.leaderWorkerTemplate", c)
 	groups := replicasOf(in.Spec.Replicas, "spec.replicas", c)
-	l.addGroups(in.ObjectMeta, LWSAPIVersion, "LeaderWorkerSet", groups, sets, ann, c)
+	l.addGroups(in.ObjectMeta, LWSAPIVersion, "LeaderWorkerSet", groups, sets, tmpl, c)
 }
 
-// lwsPodSets is the pod sets of one group, and the template annotations that speak for
-// the group (the leader's when there is one).
-func lwsPodSets(t lwsTemplate, path string, c errs) ([]api.PodSet, map[string]string) {
+// lwsPodSets is the pod sets of one group, and the template that speaks for the group
+// (the leader's when there is one).
+func lwsPodSets(t lwsTemplate, path string, c errs) ([]api.PodSet, podTemplate) {
 	size := int32(1)
 	if t.Size != nil {
 		size = *t.Size
 	}
 	if size < 1 {
 		c.add(path+".size", "%d: a group needs at least its leader (size >= 1)", size)
-		return nil, nil
+		return nil, podTemplate{}
 	}
 	if t.LeaderTemplate == nil {
-		return []api.PodSet{podSet("main", size, t.WorkerTemplate, path+".workerTemplate", c)}, t.WorkerTemplate.Annotations
+		return []api.PodSet{podSet("main", size, t.WorkerTemplate, path+".workerTemplate", c)}, podTemplate{t.WorkerTemplate.ObjectMeta, path + ".workerTemplate"}
 	}
 	sets := []api.PodSet{podSet("leader", 1, *t.LeaderTemplate, path+".leaderTemplate", c)}
 	if size > 1 {
 		sets = append(sets, podSet("worker", size-1, t.WorkerTemplate, path+".workerTemplate", c))
 	}
-	return sets, t.LeaderTemplate.Annotations
+	return sets, podTemplate{t.LeaderTemplate.ObjectMeta, path + ".leaderTemplate"}
 }
 
 // replicasOf reads an optional replica count (default 1), refusing negative ones and
@@ -97,8 +97,9 @@ func replicasOf(n *int32, path string, c errs) int {
 
 // addGroups adds n workloads of the same pod sets from one object, the i-th named
 // "<name>-<i>" and owned by the object, each read from the object's metadata (queue,
-// priority, timing) as any job's workload is.
-func (l *loader) addGroups(m metav1.ObjectMeta, apiVersion, kind string, n int, sets []api.PodSet, ann map[string]string, c errs) {
+// priority, timing) as any job's workload is, and from its pod template (the Volcano
+// queue and PodGroup of the pods).
+func (l *loader) addGroups(m metav1.ObjectMeta, apiVersion, kind string, n int, sets []api.PodSet, tmpl podTemplate, c errs) {
 	if len(sets) == 0 {
 		return
 	}
@@ -112,7 +113,8 @@ func (l *loader) addGroups(m metav1.ObjectMeta, apiVersion, kind string, n int, 
 		w := l.newWorkload(gm, apiVersion, kind, c)
 		w.Owner.Name = base
 		w.PodSets = clonePodSets(sets)
-		l.addWorkload(w, ann, c)
+		templateQueue(w, tmpl)
+		l.addWorkload(w, tmpl.meta.Annotations, c)
 		if base == "" {
 			return // one "missing name" is enough
 		}

@@ -11,10 +11,12 @@ import (
 // queues, grouped pods, PodGroups), adds implicit cohorts and checks every reference.
 func (l *loader) resolve() {
 	l.resolveHyperNodes() // before PodGroups are applied: their tiers need the HyperNodes
-	l.convertVolcanoQueues()
-	l.resolveClaims() // before grouping: a plain pod's claim errors point at the pod
+	// Before grouping: a plain pod's claim errors point at the pod.
+	l.resolveClaims()
 	l.groupPods()
 	l.applyPodGroups()
+	// Once the workloads know their queues: Volcano's default queue is stood in on demand.
+	l.convertVolcanoQueues()
 	l.implicitCohorts()
 	l.checkCohortCycles()
 	l.checkClusterQueues()

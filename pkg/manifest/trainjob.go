@@ -13,22 +13,23 @@ const TrainerAPIVersion = "trainer.kubeflow.org/v1alpha1"
 // trainJobWire is trainer.kubeflow.org/v1alpha1 TrainJob. The spec changed between
 // Trainer releases while staying v1alpha1 (labels, annotations and podSpecOverrides in
 // v2.0, podTemplateOverrides in v2.1, runtimePatches since), so the fields of all of
-// them are listed.
+// them are listed. runtimePatches is in no Trainer release whose API Gantry can read
+// (v2.0.0 is the newest the module proxy serves): it is accepted, not read, not applied.
 type trainJobWire struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              struct {
-		RuntimeRef            trainRuntimeRef   `json:"runtimeRef"`
-		Initializer           any               `json:"initializer,omitempty"`
-		Trainer               *trainJobTrainer  `json:"trainer,omitempty"`
-		RuntimePatches        any               `json:"runtimePatches,omitempty"`
-		PodTemplateOverrides  any               `json:"podTemplateOverrides,omitempty"`
-		PodSpecOverrides      []podSpecOverride `json:"podSpecOverrides,omitempty"`
-		Labels                map[string]string `json:"labels,omitempty"`
-		Annotations           map[string]string `json:"annotations,omitempty"`
-		Suspend               *bool             `json:"suspend,omitempty"`
-		ActiveDeadlineSeconds *int64            `json:"activeDeadlineSeconds,omitempty"`
-		ManagedBy             *string           `json:"managedBy,omitempty"`
+		RuntimeRef            trainRuntimeRef       `json:"runtimeRef"`
+		Initializer           any                   `json:"initializer,omitempty"`
+		Trainer               *trainJobTrainer      `json:"trainer,omitempty"`
+		RuntimePatches        any                   `json:"runtimePatches,omitempty"`
+		PodTemplateOverrides  []podTemplateOverride `json:"podTemplateOverrides,omitempty"`
+		PodSpecOverrides      []podSpecOverride     `json:"podSpecOverrides,omitempty"`
+		Labels                map[string]string     `json:"labels,omitempty"`
+		Annotations           map[string]string     `json:"annotations,omitempty"`
+		Suspend               *bool                 `json:"suspend,omitempty"`
+		ActiveDeadlineSeconds *int64                `json:"activeDeadlineSeconds,omitempty"`
+		ManagedBy             *string               `json:"managedBy,omitempty"`
 	} `json:"spec"`
 }
 
@@ -61,9 +62,10 @@ type trainJobInput struct {
 // trainJob reads a TrainJob strictly. Its pods are the replicated jobs of the JobSet
 // template of the TrainingRuntime or ClusterTrainingRuntime that spec.runtimeRef names
 // (trainruntime.go), with the node count and the "node" container's resources taken
-// from the TrainJob, as Kueue counts them (pkg/controller/jobs/trainjob builds the
-// JobSet with Trainer's own builder). The runtime may come in any file, so the TrainJob
-// becomes a workload in resolveTrainJobs.
+// from the TrainJob and its overrides applied, as Kueue counts them
+// (pkg/controller/jobs/trainjob builds the JobSet with Trainer's own builder). The
+// runtime may come in any file, so the TrainJob becomes a workload in
+// resolveTrainJobs.
 func (l *loader) trainJob(d document, c errs) {
 	var in trainJobWire
 	if !decode(d, &in, false, c) {
@@ -102,7 +104,11 @@ func (l *loader) resolveTrainJobs() {
 			j.c.add("spec.runtimeRef.name", "%s not found: a TrainJob's pods are those of its runtime's JobSet template", j.name)
 			continue
 		}
-		checkOverrideTargets(j.in.Spec.PodSpecOverrides, r, j.name, j.c)
+		checkOverrideTargets("spec.podSpecOverrides", specOverrideTargets(j.in.Spec.PodSpecOverrides), r, j.name, j.c)
+		checkOverrideTargets("spec.podTemplateOverrides", templateOverrideTargets(j.in.Spec.PodTemplateOverrides), r, j.name, j.c)
+		// The runtime as this TrainJob runs it: its podTemplateOverrides applied to a
+		// copy of the templates (trainjob_templates.go); podSpecOverrides after them.
+		r = r.withTemplateOverrides(j.in.Spec.PodTemplateOverrides)
 		w := l.newWorkload(j.in.ObjectMeta, TrainerAPIVersion, "TrainJob", j.c)
 		// The runtime's templates were checked when it was read and the TrainJob's
 		// fields in trainJob, so the conversion finds nothing new to report; should it,

@@ -54,17 +54,31 @@ func applyPodSpecOverrides(job string, spec *corev1.PodSpec, overrides []podSpec
 }
 
 // checkOverrideTargets reports overrides naming a replicated job the runtime does not
-// have (a typo would otherwise silently place the pods without the override).
-func checkOverrideTargets(overrides []podSpecOverride, r *trainRuntime, runtime string, c errs) {
+// have (a typo would otherwise silently place the pods without the override), and
+// overrides naming none. field is the overrides' list ("spec.podSpecOverrides"),
+// targets each override's targetJobs.
+func checkOverrideTargets(field string, targets [][]overrideTarget, r *trainRuntime, runtime string, c errs) {
 	jobs := map[string]bool{}
 	for _, rj := range r.in.Spec.Template.Spec.ReplicatedJobs {
 		jobs[rj.Name] = true
 	}
-	for i, o := range overrides {
-		for j, t := range o.TargetJobs {
+	for i, ts := range targets {
+		if len(ts) == 0 {
+			c.add(joinIndex(field, i)+".targetJobs", "missing: an override names the replicated jobs of %s it changes", runtime)
+		}
+		for j, t := range ts {
 			if !jobs[t.Name] {
-				c.add(joinIndex(joinIndex("spec.podSpecOverrides", i)+".targetJobs", j)+".name", "%q: %s has no replicated job of this name", t.Name, runtime)
+				c.add(joinIndex(joinIndex(field, i)+".targetJobs", j)+".name", "%q: %s has no replicated job of this name", t.Name, runtime)
 			}
 		}
 	}
+}
+
+// specOverrideTargets are the targetJobs of each podSpecOverrides entry.
+func specOverrideTargets(overrides []podSpecOverride) [][]overrideTarget {
+	out := make([][]overrideTarget, len(overrides))
+	for i, o := range overrides {
+		out[i] = o.TargetJobs
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gantry-sched/gantry/pkg/api"
 )
 
 // trainJob is a TrainJob of namespace ns in LocalQueue q naming a runtime, with the
@@ -222,5 +224,110 @@ func TestTrainJobPodSpecOverrides(t *testing.T) {
 	}
 	if w := `spec.podSpecOverrides[0].targetJobs[0].name: "nodes": ClusterTrainingRuntime "torch" has no replicated job of this name`; strings.Join(msgs, "\n") != w {
 		t.Errorf("errors %v, want %s", msgs, w)
+	}
+}
+
+// templateOverrideRuntime is a runtime with an "init" job (node selector pool: cpu)
+// and a trainer "node" job (pool: gpu, zone: a; toleration old; a required node
+// affinity on the GPU product).
+func templateOverrideRuntime() string {
+	return runtimeYAML("ClusterTrainingRuntime", "torch", "{numNodes: 1}",
+		"      - {name: init, template: {spec: {template: {spec: {nodeSelector: {pool: cpu}, containers: [{name: c, image: x}]}}}}}\n"+
+			"      - {name: node, template: {metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}, spec: {template: {spec: {nodeSelector: {pool: gpu, zone: a}, "+
+			"tolerations: [{key: old, operator: Exists}], affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: product, operator: In, values: [h100]}]}]}}}, "+
+			"containers: [{name: node, image: x}]}}}}}\n")
+}
+
+// podSetPlacementText is each pod set's node selector, tolerations and required node
+// affinity, by pod set name.
+func podSetPlacementText(w api.Workload) map[string]string {
+	out := map[string]string{}
+	for _, ps := range w.PodSets {
+		var tols, terms []string
+		for _, tol := range ps.Tolerations {
+			tols = append(tols, tol.Key)
+		}
+		if ps.Affinity != nil {
+			for _, term := range ps.Affinity.NodeSelectorTerms {
+				for _, e := range term.MatchExpressions {
+					terms = append(terms, fmt.Sprintf("%s %s %v", e.Key, e.Operator, e.Values))
+				}
+			}
+		}
+		out[ps.Name] = fmt.Sprintf("%v %v %v", ps.NodeSelector, tols, terms)
+	}
+	return out
+}
+
+// TestTrainJobPodTemplateOverrides: Trainer v2.1's podTemplateOverrides reach the pod
+// sets of the jobs they name: node selector keys merged, tolerations replaced, the
+// node affinity's required terms replaced; fields that do not bear on placement are
+// read and leave the pod sets alone; a second TrainJob on the same runtime without
+// overrides sees the runtime as it is.
+func TestTrainJobPodTemplateOverrides(t *testing.T) {
+	overridden := trainJobYAML("tj", "{name: torch}", "") + `  podTemplateOverrides:
+  - targetJobs: [{name: node}]
+    metadata: {labels: {team: a}, annotations: {note: x}}
+    spec:
+      nodeSelector: {zone: b}
+      tolerations: [{key: spot, operator: Exists, effect: NoSchedule}]
+      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: product, operator: In, values: [b200]}]}]}}}
+      serviceAccountName: trainer
+      schedulingGates: [{name: wait}]
+      volumes: [{name: data, emptyDir: {}}]
+      containers: [{name: node, env: [{name: A, value: "1"}], volumeMounts: [{name: data, mountPath: /data}]}]
+`
+	plain := trainJobYAML("tj-plain", "{name: torch}", "")
+	got := map[string]map[string]string{}
+	for _, w := range loadWorkloads(t, docs(templateOverrideRuntime(), overridden, plain)) {
+		got[w.Name] = podSetPlacementText(w)
+	}
+	want := map[string]map[string]string{
+		"tj":       {"init": "map[pool:cpu] [] []", "node": "map[pool:gpu zone:b] [spot] [product In [b200]]"},
+		"tj-plain": {"init": "map[pool:cpu] [] []", "node": "map[pool:gpu zone:a] [old] [product In [h100]]"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pod sets\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestTrainJobPodTemplateOverrideErrors: an override naming a replicated job the
+// runtime lacks, one naming none, and a misspelt field are errors naming the file, the
+// line, the TrainJob and the field.
+func TestTrainJobPodTemplateOverrideErrors(t *testing.T) {
+	job := trainJobYAML("tj", "{name: torch}", "")
+	tests := []struct {
+		name, overrides string
+		want            string // "kind name field: message"
+	}{
+		{
+			name:      "unknown target job",
+			overrides: "  - targetJobs: [{name: nodes}]\n    spec: {nodeSelector: {zone: b}}\n",
+			want:      `TrainJob ns/tj spec.podTemplateOverrides[0].targetJobs[0].name: "nodes": ClusterTrainingRuntime "torch" has no replicated job of this name`,
+		},
+		{
+			name:      "no target job",
+			overrides: "  - targetJobs: []\n    spec: {nodeSelector: {zone: b}}\n",
+			want:      `TrainJob ns/tj spec.podTemplateOverrides[0].targetJobs: missing: an override names the replicated jobs of ClusterTrainingRuntime "torch" it changes`,
+		},
+		{
+			name:      "misspelt field",
+			overrides: "  - targetJobs: [{name: node}]\n    spec: {nodeSelecter: {zone: b}}\n",
+			want:      `TrainJob ns/tj spec.podTemplateOverrides[0].spec.nodeSelecter: unknown field "nodeSelecter"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range loadErrors(t, docs(queueSetup(), templateOverrideRuntime(), job+"  podTemplateOverrides:\n"+tt.overrides)) {
+				if e.Source.File != "in.yaml" || e.Source.Line == 0 {
+					t.Errorf("error %v: want it at a line of in.yaml", e)
+				}
+				got = append(got, fmt.Sprintf("%s %s %s: %s", e.Kind, e.Name, e.Field, e.Msg))
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), tt.want)
+			}
+		})
 	}
 }

@@ -1,8 +1,6 @@
 package manifest
 
 import (
-	"sort"
-
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -18,8 +16,13 @@ import (
 //     name of Volcano's own root queue), so all Volcano queues can borrow from each other.
 //   - every resource named in deserved, capability or guarantee.resource is covered by one
 //     resource group with the single flavor "volcano-default" (created if missing, no
-//     node labels: Volcano has no flavors).
-//   - deserved -> nominalQuota (guarantee when deserved is absent);
+//     node labels: Volcano has no flavors). A weight-only queue covers the resources of
+//     what it shares: the cluster's (its nodes), or its parent queue's.
+//   - deserved -> nominalQuota (guarantee when deserved is absent); a resource with
+//     neither gets the queue's weight share, as Volcano's proportion plugin derives
+//     deserved (volcano_derive.go): the parent's amount (the cluster's capacity for
+//     top-level queues) less the siblings' stated quota, shared by weight among the
+//     siblings that share it, each capped at its capability (water filling);
 //     capability -> borrowingLimit = capability - nominal (no limit when absent);
 //     guarantee -> lendingLimit = nominal - guarantee (the guaranteed part is never lent);
 //     reclaimable: false -> borrowingLimit 0 (Kueue cannot protect borrowed usage from
@@ -42,6 +45,10 @@ const VolcanoDefaultQueue = "default"
 type volcanoQueue struct {
 	in volcanoQueueWire
 	c  errs
+	// implicitField is set on the stand-in for Volcano's own default queue
+	// (volcano_default.go): the field of the first workload routed to it, where its
+	// problems are reported.
+	implicitField string
 }
 
 func (l *loader) volcanoQueue(d document, c errs) {
@@ -60,12 +67,15 @@ func (l *loader) volcanoQueue(d document, c errs) {
 
 // convertVolcanoQueues turns the Volcano queues into ClusterQueues and Cohorts through
 // the same mapping `gantry convert` writes out (mapVolcanoQueues), read the way a
-// written-out ClusterQueue or Cohort is read.
+// written-out ClusterQueue or Cohort is read. Weight shares are taken of the nodes of
+// the same inputs. It runs once PodGroups are applied: whether Volcano's default queue
+// needs a stand-in depends on the queues the workloads end up in.
 func (l *loader) convertVolcanoQueues() {
+	l.implicitVolcanoDefault()
 	if len(l.volcanoQueues) == 0 {
 		return
 	}
-	for _, m := range mapVolcanoQueues(l.volcanoQueues) {
+	for _, m := range mapVolcanoQueues(l.volcanoQueues, func() volcanoCapacity { return clusterCapacity(&l.objs) }) {
 		if m.cohort != nil {
 			l.addCohort(m.cohort, m.q.c)
 		} else {
@@ -88,39 +98,42 @@ type volcanoMapped struct {
 }
 
 // mapVolcanoQueues maps every queue, in order; problems go to each queue's context.
-func mapVolcanoQueues(qs []volcanoQueue) []volcanoMapped {
+// capacity is asked for (it expands the node pools) only when a queue takes a share of
+// the cluster by weight.
+func mapVolcanoQueues(qs []volcanoQueue, capacity func() volcanoCapacity) []volcanoMapped {
 	parents := map[string]bool{VolcanoRootCohort: true}
-	for _, q := range qs {
+	amounts := make([]volcanoAmounts, len(qs))
+	needCapacity := false
+	for i, q := range qs {
 		if q.in.Spec.Parent != "" {
 			parents[q.in.Spec.Parent] = true
 		}
+		amounts[i] = parseVolcanoAmounts(q)
+		needCapacity = needCapacity || amounts[i].needsShare()
 	}
+	var c volcanoCapacity
+	if needCapacity {
+		c = capacity()
+	}
+	shares := volcanoShares(qs, amounts, c)
 	out := make([]volcanoMapped, 0, len(qs))
-	for _, q := range qs {
-		out = append(out, mapVolcanoQueue(q, parents))
+	for i, q := range qs {
+		out = append(out, mapVolcanoQueue(q, parents, volcanoQuota(amounts[i], shares[i], q.in.Spec.Reclaimable, q.c)))
 	}
 	return out
 }
 
-func mapVolcanoQueue(q volcanoQueue, parents map[string]bool) volcanoMapped {
+func mapVolcanoQueue(q volcanoQueue, parents map[string]bool, groups []v1alpha1.ResourceGroup) volcanoMapped {
 	m := metaOf(q.in.ObjectMeta, q.c.src, "")
 	meta := metav1.ObjectMeta{Name: m.Name, Labels: q.in.Labels, Annotations: q.in.Annotations, CreationTimestamp: q.in.CreationTimestamp}
 	parent := q.in.Spec.Parent
 	if parent == "" && m.Name != VolcanoRootCohort {
 		parent = VolcanoRootCohort
 	}
-	groups := volcanoQuota(q)
-	weight := int64(q.in.Spec.Weight)
-	if weight <= 0 {
-		weight = 1
-	}
-	fair := &v1alpha1.FairSharing{Weight: resource.NewQuantity(weight, resource.DecimalSI)}
+	fair := &v1alpha1.FairSharing{Weight: resource.NewQuantity(volcanoWeight(q), resource.DecimalSI)}
 	if parents[m.Name] {
 		return volcanoMapped{q: q, cohort: &v1alpha1.Cohort{TypeMeta: gantryTypeMeta("Cohort"), ObjectMeta: meta,
 			Spec: v1alpha1.CohortSpec{ParentName: parent, ResourceGroups: groups, FairSharing: fair}}}
-	}
-	if len(groups) == 0 {
-		q.c.add("spec", "no deserved, guarantee or capability: Gantry cannot derive quota from a weight alone; set spec.deserved")
 	}
 	return volcanoMapped{q: q, clusterQueue: &v1alpha1.ClusterQueue{TypeMeta: gantryTypeMeta("ClusterQueue"), ObjectMeta: meta,
 		Spec: v1alpha1.ClusterQueueSpec{
@@ -137,29 +150,17 @@ func gantryTypeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: kind}
 }
 
-// volcanoQuota maps deserved/capability/guarantee onto one resource group. Quantities are
-// checked and computed as Amounts, then written back exactly (resources.Format reads
+// volcanoQuota maps the queue's quota onto one resource group covering share.names.
+// Quantities are computed as Amounts, then written back exactly (resources.Format reads
 // back to the same Amount), so the written-out quota is the quota Gantry enforces.
-func volcanoQuota(q volcanoQueue) []v1alpha1.ResourceGroup {
-	s := q.in.Spec
-	names := map[resources.Name]bool{}
-	for _, l := range []corev1.ResourceList{s.Deserved, s.Capability, s.Guarantee.Resource} {
-		for n := range l {
-			names[resources.Name(n)] = true
-		}
-	}
-	if len(names) == 0 {
+func volcanoQuota(a volcanoAmounts, share volcanoShare, reclaimable *bool, c errs) []v1alpha1.ResourceGroup {
+	if len(share.names) == 0 {
 		return nil
 	}
-	sorted := make([]resources.Name, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	fq := v1alpha1.FlavorQuotas{Name: VolcanoFlavor}
 	rg := v1alpha1.ResourceGroup{}
-	for _, n := range sorted {
-		rq := volcanoResourceQuota(q, n)
+	for _, n := range share.names {
+		rq := volcanoResourceQuota(a, share, n, reclaimable, c)
 		rg.CoveredResources = append(rg.CoveredResources, corev1.ResourceName(n))
 		fq.Resources = append(fq.Resources, v1alpha1.ResourceQuota{Name: corev1.ResourceName(n),
 			NominalQuota: exactQuantity(n, rq.Nominal), BorrowingLimit: optExactQuantity(n, rq.BorrowingLimit),
@@ -181,41 +182,29 @@ func optExactQuantity(n resources.Name, a *resources.Amount) *resource.Quantity 
 	return &q
 }
 
-func volcanoResourceQuota(q volcanoQueue, n resources.Name) api.ResourceQuota {
-	s := q.in.Spec
-	get := func(l corev1.ResourceList, path string) (resources.Amount, bool) {
-		v, ok := l[corev1.ResourceName(n)]
-		if !ok {
-			return 0, false
+// volcanoResourceQuota: nominal is the queue's own quota (share.own); the limits are
+// taken against its whole amount (for a parent, its subtree's): capability caps what it
+// may use in all, guarantee is never lent.
+func volcanoResourceQuota(a volcanoAmounts, share volcanoShare, n resources.Name, reclaimable *bool, c errs) api.ResourceQuota {
+	rq := api.ResourceQuota{Name: n, Nominal: share.own[n]}
+	amount := share.amount[n]
+	if capability, ok := a.capability[n]; ok {
+		if capability < amount {
+			c.add("spec.capability["+string(n)+"]", "capability %s is below deserved %s", resources.Format(n, capability), resources.Format(n, amount))
 		}
-		a, ok := quantity(n, v, path+"["+string(n)+"]", q.c)
-		return a, ok
-	}
-	rq := api.ResourceQuota{Name: n}
-	deserved, hasD := get(s.Deserved, "spec.deserved")
-	guarantee, hasG := get(s.Guarantee.Resource, "spec.guarantee.resource")
-	capability, hasC := get(s.Capability, "spec.capability")
-	switch {
-	case hasD:
-		rq.Nominal = deserved
-	case hasG:
-		rq.Nominal = guarantee
-	}
-	if hasC {
-		if capability < rq.Nominal {
-			q.c.add("spec.capability["+string(n)+"]", "capability %s is below deserved %s", resources.Format(n, capability), resources.Format(n, rq.Nominal))
-		}
-		b := max(capability-rq.Nominal, 0)
+		b := max(capability-amount, 0)
 		rq.BorrowingLimit = &b
 	}
-	if hasG {
-		if guarantee > rq.Nominal {
-			q.c.add("spec.guarantee.resource["+string(n)+"]", "guarantee %s exceeds deserved %s", resources.Format(n, guarantee), resources.Format(n, rq.Nominal))
+	if guarantee, ok := a.guarantee[n]; ok {
+		if guarantee > amount {
+			c.add("spec.guarantee.resource["+string(n)+"]", "guarantee %s exceeds deserved %s", resources.Format(n, guarantee), resources.Format(n, amount))
 		}
-		lend := max(rq.Nominal-guarantee, 0)
+		// A parent's lending limit stays within its own nominal quota, as every
+		// lendingLimit must (its children's quota is theirs to lend).
+		lend := max(min(amount-guarantee, rq.Nominal), 0)
 		rq.LendingLimit = &lend
 	}
-	if s.Reclaimable != nil && !*s.Reclaimable {
+	if reclaimable != nil && !*reclaimable {
 		zero := resources.Amount(0)
 		rq.BorrowingLimit = &zero
 	}

@@ -33,27 +33,39 @@ type VolcanoConversion struct {
 // the objects returned gives the ClusterQueues, Cohorts and flavor that Load derives from
 // the queues themselves. The queues are mapped together: whether a queue is a
 // ClusterQueue or a Cohort depends on the others. Each document is decoded strictly, as
-// Load decodes it; every problem of every document comes back as one ErrorList.
+// Load decodes it; every problem of every document comes back as one ErrorList. A queue
+// whose quota is a share of the cluster by weight needs the cluster's nodes: see
+// ConvertVolcanoQueuesWithNodes; here it is an error naming the queue and field.
 func ConvertVolcanoQueues(docs []VolcanoQueueDoc) (VolcanoConversion, error) {
+	return ConvertVolcanoQueuesWithNodes(docs, nil)
+}
+
+// ConvertVolcanoQueuesWithNodes is ConvertVolcanoQueues with the cluster's nodes: v1
+// Node and gantry.dev NodePool documents (read as Load reads them), whose capacity the
+// weight-only and capability-only queues share as Load shares the nodes of its inputs.
+// The nodes are only read, not converted.
+func ConvertVolcanoQueuesWithNodes(docs, nodes []VolcanoQueueDoc) (VolcanoConversion, error) {
 	l := newLoader()
+	for _, d := range nodes {
+		l.convertDocs(d, func(pd document, c errs) {
+			if !nodeDocument(pd) {
+				c.add("", "not a v1 Node or gantry.dev/v1alpha1 NodePool")
+				return
+			}
+			l.document(pd)
+		})
+	}
 	for _, d := range docs {
-		// Blank lines in front keep the lines of the document's fields those of the file.
-		data := append(bytes.Repeat([]byte("\n"), max(d.Line-1, 0)), d.Data...)
-		parsed, perr := parseDocuments(d.File, data)
-		if perr != nil {
-			l.errs = append(l.errs, perr)
-		}
-		for _, pd := range parsed {
-			c := l.newCtx(pd, pd.v.str("kind"), pd.v.field("metadata").str("name"))
+		l.convertDocs(d, func(pd document, c errs) {
 			if pd.v.str("apiVersion") != "scheduling.volcano.sh/v1beta1" || pd.v.str("kind") != "Queue" {
 				c.add("", "not a scheduling.volcano.sh/v1beta1 Queue")
-				continue
+				return
 			}
 			l.volcanoQueue(pd, c)
-		}
+		})
 	}
 	var out VolcanoConversion
-	for _, m := range mapVolcanoQueues(l.volcanoQueues) {
+	for _, m := range mapVolcanoQueues(l.volcanoQueues, func() volcanoCapacity { return clusterCapacity(&l.objs) }) {
 		out.Queues = append(out.Queues, VolcanoQueueObject{ClusterQueue: m.clusterQueue, Cohort: m.cohort})
 	}
 	if len(l.errs) > 0 {
@@ -63,4 +75,29 @@ func ConvertVolcanoQueues(docs []VolcanoQueueDoc) (VolcanoConversion, error) {
 		out.Flavor = &v1alpha1.ResourceFlavor{TypeMeta: gantryTypeMeta("ResourceFlavor"), ObjectMeta: metav1.ObjectMeta{Name: VolcanoFlavor}}
 	}
 	return out, nil
+}
+
+// convertDocs parses one document of a conversion at its own lines and hands each
+// object to read.
+func (l *loader) convertDocs(d VolcanoQueueDoc, read func(document, errs)) {
+	// Blank lines in front keep the lines of the document's fields those of the file.
+	data := append(bytes.Repeat([]byte("\n"), max(d.Line-1, 0)), d.Data...)
+	parsed, perr := parseDocuments(d.File, data)
+	if perr != nil {
+		l.errs = append(l.errs, perr)
+	}
+	for _, pd := range parsed {
+		read(pd, l.newCtx(pd, pd.v.str("kind"), pd.v.field("metadata").str("name")))
+	}
+}
+
+// nodeDocument: a v1 Node or a Gantry NodePool.
+func nodeDocument(d document) bool {
+	switch v, k := d.v.str("apiVersion"), d.v.str("kind"); {
+	case v == "v1" && k == "Node":
+		return true
+	case v == v1alpha1.SchemeGroupVersion.String() && k == "NodePool":
+		return true
+	}
+	return false
 }

@@ -33,7 +33,9 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	p := &overlayProbe{ov: ov, fit: fit}
 	base := p.mark()
 	defer p.undo(base)
-	if p.fits() {
+	// The caller has usually just failed to place the gang here: the cheap necessary
+	// condition spares most of the full fit.
+	if (req.MayFit == nil || req.MayFit(ov)) && p.fits() {
 		res.Outcome, res.Reason = ReserveFitsNow, "the gang fits now"
 		return res, nil
 	}
