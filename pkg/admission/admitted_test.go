@@ -12,19 +12,24 @@ import (
 // changes, through any sequence of adds, removes, clones and compactions.
 func TestPropertyAdmittedSetClones(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		sets := []admittedSet{newAdmittedSet()}
+		// Folding after a few changes, so copies fold often while sharing older bases.
+		sets := []admittedSet{newAdmittedSetFoldingAt(rapid.IntRange(1, 16).Draw(t, "foldAt"))}
 		refs := []map[api.WorkloadID]bool{{}}
 		next := 0
 		for step := rapid.IntRange(1, 400).Draw(t, "steps"); step > 0; step-- {
 			k := rapid.IntRange(0, len(sets)-1).Draw(t, "copy")
 			switch op := rapid.IntRange(0, 9).Draw(t, "op"); {
-			case op == 0 && len(sets) < 4:
-				sets = append(sets, sets[k].clone())
-				ref := map[api.WorkloadID]bool{}
+			case op == 0: // a new copy, or one replacing another (copies made after folds)
+				c, ref := sets[k].clone(), map[api.WorkloadID]bool{}
 				for id := range refs[k] {
 					ref[id] = true
 				}
-				refs = append(refs, ref)
+				if len(sets) < 4 {
+					sets, refs = append(sets, c), append(refs, ref)
+				} else {
+					j := rapid.IntRange(0, len(sets)-1).Draw(t, "replace")
+					sets[j], refs[j] = c, ref
+				}
 			case op < 6 || len(refs[k]) == 0:
 				next++
 				id := api.WorkloadID(fmt.Sprint(next))
