@@ -111,7 +111,7 @@ func TestProvisioningPodSetUpdatesPlacement(t *testing.T) {
 		Annotations: map[string]string{AnnotationPodSetUpdates: `[{"name":"main","nodeSelector":{"k":"v"}}]`}},
 		Spec: v1alpha1.WorkloadSpec{PodSets: []v1alpha1.PodSet{{Name: "main", Count: 1}}}}
 	if m, err := ToAPIWorkload(probe, 0); err != nil || m.PodSets[0].NodeSelector["k"] != "v" {
-		t.Skip("the model conversion does not apply AnnotationPodSetUpdates yet (convert.go, feed.go)")
+		t.Fatalf("the Workload's model does not carry its pod set updates' node selector (err %v)", err)
 	}
 	f := newFixture(t)
 	f.provCheckWorldWith("psu-place-cq", "{backoffLimitCount: 1, backoffBaseSeconds: 1, backoffMaxSeconds: 10}", podSetUpdatesConfig)
