@@ -331,23 +331,8 @@ func TestMoreJobKindsErrors(t *testing.T) {
 			want:  []string{`2 DaemonSet d kind: unknown kind "DaemonSet" for apiVersion apps/v1; supported: Deployment, ReplicaSet, StatefulSet`},
 		},
 	}
-	setup := queueSetup() + "---\n"
-	offset := strings.Count(setup, "\n")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, e := range loadErrors(t, setup+tt.input) {
-				got = append(got, fmt.Sprintf("%d %s %s %s: %s", e.Source.Line-offset, e.Kind, e.Name, e.Field, e.Msg))
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
-			}
-			for i, w := range tt.want {
-				if !strings.HasPrefix(got[i], w) {
-					t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], w)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantProblems(t, tt.input, tt.want) })
 	}
 }
 
@@ -375,5 +360,26 @@ spec: {replicas: 3, serviceName: db, selector: {}, template: {spec: {containers:
 	}
 	if got, want := podSetsText(*fromCluster), podSetsText(fromFile[0]); got != want || got != "main:3/0:nvidia.com/gpu=2" {
 		t.Errorf("cluster %s, file %s, want both main:3/0:nvidia.com/gpu=2", got, want)
+	}
+}
+
+// wantProblems loads input after the queue setup and checks its problems, in order, as
+// "line Kind name field: message" with lines counted from input's first line: each
+// must start with the wanted line.
+func wantProblems(t *testing.T, input string, want []string) {
+	t.Helper()
+	setup := queueSetup() + "---\n"
+	offset := strings.Count(setup, "\n")
+	var got []string
+	for _, e := range loadErrors(t, setup+input) {
+		got = append(got, fmt.Sprintf("%d %s %s %s: %s", e.Source.Line-offset, e.Kind, e.Name, e.Field, e.Msg))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], w)
+		}
 	}
 }

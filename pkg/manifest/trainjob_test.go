@@ -135,23 +135,8 @@ spec:
 			want: []string{"9 ClusterTrainingRuntime r spec.template.spec.replicatedJobs[0].replicas: -1 is negative"},
 		},
 	}
-	setup := queueSetup() + "---\n"
-	offset := strings.Count(setup, "\n")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []string
-			for _, e := range loadErrors(t, setup+tt.input) {
-				got = append(got, fmt.Sprintf("%d %s %s %s: %s", e.Source.Line-offset, e.Kind, e.Name, e.Field, e.Msg))
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
-			}
-			for i, w := range tt.want {
-				if !strings.HasPrefix(got[i], w) {
-					t.Errorf("problem %d:\n got %s\nwant %s...", i, got[i], w)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantProblems(t, tt.input, tt.want) })
 	}
 }
 
