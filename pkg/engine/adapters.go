@@ -270,6 +270,7 @@ func (p *placementLayer) Reserve(c PlaceCall) (plan.Reservation, bool) {
 	req := placement.ReservationRequest{
 		Workload: w.ID(), Queue: a.ClusterQueue, Running: c.Ends, Now: c.Now,
 		Held: c.Held, Previous: c.Previous, NeedGPUMilli: c.NeedGPUMilli, FreeGPUMilli: c.FreeGPUMilli,
+		NoFitNow: c.NoFitNow,
 	}
 	if needs := gpuPodNeeds(w); len(needs) > 0 {
 		v := newOverlayGPUView(c.Overlay, &p.gpuScratch) // one view for the walk's steps, emptied at each

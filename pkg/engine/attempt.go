@@ -56,7 +56,7 @@ func (c *cycle) decide(p Pending) bool {
 	if ok {
 		return true
 	}
-	c.cannotPlace(p, a, res.Failure, tried)
+	c.cannotPlace(p, a, res, tried)
 	return false
 }
 
@@ -96,9 +96,11 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]plan.Fallback
 // tried again: within a cycle the overlay only gains pods, so it still does not fit.
 func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) {
 	if res, short := c.lacksGPU(p.Workload); short {
+		res.NoFitNow = true
 		return res, false
 	}
 	if res, short := c.lacksRoom(p); short {
+		res.NoFitNow = true
 		return res, false
 	}
 	holds := c.holdsFor(p)
@@ -118,6 +120,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 			res.Failure = &plan.PlaceFailure{Code: res.Failure.Code, Holds: len(holds)}
 		}
 		c.ov.Undo(mark)
+		res.NoFitNow = len(holds) == 0
 		c.recordFailure(key, holds, res)
 		return res, false
 	}
@@ -153,8 +156,8 @@ func (c *cycle) startedView(p Pending, bs []plan.Binding) placement.Running {
 // cannotPlace handles a workload that fits quota but not the nodes (why, then the other
 // flavors tried): placement preemption notices, or a reservation, or a rejection that
 // says so.
-func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFailure, tried []plan.Fallback) {
-	id := p.id()
+func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult, tried []plan.Fallback) {
+	id, why := p.id(), res.Failure
 	if why.Code == plan.ReasonBlockedByReservation || why.Code == plan.ReasonAdmitFailed {
 		layer := plan.LayerPlacement
 		if why.Code == plan.ReasonAdmitFailed {
@@ -177,12 +180,23 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, why *plan.PlaceFa
 		call.Ends = c.runningByEnd()
 		call.Held, call.Previous = c.held, c.previous(id)
 		call.NeedGPUMilli, call.FreeGPUMilli = gpuNeed(p.Workload), c.freeGPU
+		key := c.shapeOf(p) + flavorKey(a)
+		call.NoFitNow = res.NoFitNow || c.unfitNow[key] // the fallbacks tried since left the overlay as it was
 		if r, ok := c.e.placer.Reserve(call); ok {
+			c.markUnfitNow(key) // a reservation is made only for a gang that does not fit now
 			c.reserve(r, id, a.ClusterQueue, why.Code)
 			return
 		}
 	}
 	c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Place: c.diagnosed(p, a, why), Fallbacks: tried})
+}
+
+// markUnfitNow records that the gangs of shape key do not fit the overlay now.
+func (c *cycle) markUnfitNow(key string) {
+	if c.unfitNow == nil {
+		c.unfitNow = map[string]bool{}
+	}
+	c.unfitNow[key] = true
 }
 
 // preemptForNodes asks placement for running gangs to remove; on success it gives the

@@ -47,8 +47,11 @@ type cycle struct {
 	// following the classes whose member is waiting in visits.
 	noFit     bool
 	following map[string]bool
-	failed    map[string][]failure      // shape key -> placement failures this cycle (equivalence.go)
-	shapes    map[api.WorkloadID]string // shape keys computed this cycle (Pending.Shape unset)
+	failed    map[string][]failure // shape key -> placement failures this cycle (equivalence.go)
+	// unfitNow are the shape keys a reservation walk found not to fit now with nothing
+	// held: the overlay only gains pods in a cycle, so the next walk need not ask again.
+	unfitNow map[string]bool
+	shapes   map[api.WorkloadID]string // shape keys computed this cycle (Pending.Shape unset)
 	// quotaMemo keeps admission's answers per equivalence class; quotaVersion counts
 	// the cycle's admissions (equivalence.go).
 	quotaMemo    map[string]quotaAnswer
@@ -66,7 +69,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c := &cycle{
 		e: e, in: in,
 		ov:            in.Cluster.OverlayWith(&e.spares),
-		out:           plan.Plan{Cycle: in.Cycle, At: in.Now, Rejections: make([]plan.Rejection, 0, len(in.Pending))},
+		out:           plan.Plan{Cycle: in.Cycle, At: in.Now, Rejections: e.rejections(len(in.Pending))},
 		noticed:       map[api.WorkloadID]bool{},
 		waiting:       map[api.WorkloadID]bool{},
 		reservedNodes: map[string]time.Time{},

@@ -78,6 +78,31 @@ type Engine struct {
 	laterBuf keyedHeap
 	// spares is the memory of the last cycle's overlay, for the next one.
 	spares cluster.Spares
+	// rejectBuf is a plan's rejection list its driver gave back (Recycle), for the
+	// next cycle's: a fleet-size simulation grew one from little every cycle, a tenth
+	// of all it allocated.
+	rejectBuf []plan.Rejection
+}
+
+// Recycle gives the engine back the memory of a plan its driver is done with (nothing
+// of p is read or kept after): the next cycle reuses its rejection list. p is left
+// without rejections.
+func (e *Engine) Recycle(p *plan.Plan) {
+	if cap(p.Rejections) > cap(e.rejectBuf) {
+		clear(p.Rejections) // its evidence and IDs are not kept alive by the buffer
+		e.rejectBuf = p.Rejections[:0]
+	}
+	p.Rejections = nil
+}
+
+// rejections is the list a cycle over n pending workloads starts with.
+func (e *Engine) rejections(n int) []plan.Rejection {
+	buf := e.rejectBuf
+	e.rejectBuf = nil // the plan owns it now
+	if cap(buf) < n {
+		return make([]plan.Rejection, 0, n)
+	}
+	return buf[:0]
 }
 
 // New returns an engine; placer must not be nil.

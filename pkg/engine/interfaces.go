@@ -42,6 +42,10 @@ type PlaceResult struct {
 	// Failure says why not, when !OK: a stable code (plan.ReasonNoNodeFits, ...) and
 	// placement's diagnosis behind it, typed. It may be shared (failed-shape memo).
 	Failure *plan.PlaceFailure
+	// NoFitNow says, when !OK, that the gang does not fit on the overlay as it stands
+	// even with no reservation held (a necessary condition failed, or placement failed
+	// under no holds), so a reservation walk need not ask again.
+	NoFitNow bool
 }
 
 // PreemptResult is the placement layer's choice of running gangs to remove so that w
@@ -83,6 +87,9 @@ type PlaceCall struct {
 	// NeedGPUMilli and FreeGPUMilli bound the gang's GPU need from below and the free
 	// GPU from above (gate.go), so Reserve can skip end times that cannot be enough.
 	NeedGPUMilli, FreeGPUMilli resources.MilliGPU
+	// NoFitNow tells Reserve that Place has just failed for this assignment on this
+	// overlay with nothing held (PlaceResult.NoFitNow).
+	NoFitNow bool
 }
 
 // nodePreempter is what a Placer may also say: whether a ClusterQueue's workloads may

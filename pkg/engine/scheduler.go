@@ -84,6 +84,8 @@ type Scheduler struct {
 	shortChecks  []*admission.ShortCheck
 	// queueFacts are the entries' shared ClusterQueue facts, by queue (queueFactsOf).
 	queueFacts map[*api.ClusterQueue]*queueFacts
+	// interned are the values workloads of one shape share (intern.go).
+	interned internTables
 	// seekers are the slot seekers by class, and seekIters the cycle's walks over
 	// them (reserve_seekers.go).
 	seekers   map[string]*seekerSet
@@ -252,11 +254,12 @@ func (s *Scheduler) Submit(w *api.Workload, at time.Time, runtime time.Duration)
 	if _, dup := s.wls[id]; dup {
 		return fmt.Errorf("engine: submit: workload %s is known already", id)
 	}
-	e := &entry{w: w, id: id, shape: ShapeKey(w), gpu: demandOf(w), res: s.resolver.Resolve(w), runtime: runtime,
+	shared := s.interned.shapeOf(w)
+	e := &entry{w: w, id: id, shape: shared.shape, gpu: shared.gpu, res: s.resolver.Resolve(w), runtime: runtime,
 		createdNano: w.Created.UnixNano()}
 	e.queue(at)
 	e.root = s.rootOf(e.res.ClusterQueue)
-	e.class = ClassKey(e.res.ClusterQueue, e.shape, w.Priority)
+	e.class = s.interned.classOf(e.res.ClusterQueue, e.shape, w.Priority)
 	e.quotaClass = s.quotaClassOf(e)
 	e.cq = s.queueFactsOf(e.res.ClusterQueue)
 	e.nodePreempts = s.preemptsOnNodes(e)
@@ -386,6 +389,10 @@ func (s *Scheduler) Resolve(w *api.Workload) admission.Resolution { return s.res
 // RootOf is the root of ClusterQueue cq's cohort tree: quota freed anywhere in a tree
 // can be borrowed anywhere in it.
 func (s *Scheduler) RootOf(cq string) string { return s.rootOf(cq) }
+
+// Recycle gives the scheduler back the memory of a plan the driver is done with: call it
+// once p has been committed and nothing of it is needed any more (Engine.Recycle).
+func (s *Scheduler) Recycle(p *plan.Plan) { s.eng.Recycle(p) }
 
 // Stats are counters for benchmarks: cycles run and pending workloads handed to them.
 func (s *Scheduler) Stats() (cycles, considered int64) { return s.cycles, s.considered }

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,5 +131,35 @@ func TestSchedulerDrainsClusterQueue(t *testing.T) {
 	}
 	if len(p.Admissions) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Workload != "ns/new" || p.Rejections[0].Reason != plan.ReasonQueueHeld {
 		t.Fatalf("admissions %+v, rejections %+v; want ns/new held", p.Admissions, p.Rejections)
+	}
+}
+
+// A recycled plan's rejection list is the next cycle's (no new one is grown), and the
+// next cycle decides as it would have with a fresh list.
+func TestSchedulerRecycleReusesRejections(t *testing.T) {
+	objs, snap := schedWorld(t, "")
+	s, quota := buildWithQuota(t, objs)
+	for i := range 6 { // 4 GPUs each on one 8-GPU node: two fit, four are rejected
+		if err := s.Submit(gpuJob(fmt.Sprintf("w%d", i), "open", 4), gt.Epoch(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	world := World{Now: gt.Epoch(), Cluster: snap, Quota: quota}
+	first := s.Cycle(world)
+	if len(first.Rejections) == 0 {
+		t.Fatalf("plan %+v: no rejections to recycle", first)
+	}
+	want := slices.Clone(first.Rejections)
+	buf := &first.Rejections[:1][0]
+	s.Recycle(&first)
+	if first.Rejections != nil {
+		t.Fatalf("recycled plan keeps %d rejections", len(first.Rejections))
+	}
+	again := s.Cycle(world) // nothing committed: the same decisions
+	if len(again.Rejections) == 0 || &again.Rejections[:1][0] != buf {
+		t.Fatalf("the next cycle did not reuse the recycled list")
+	}
+	if !reflect.DeepEqual(again.Rejections, want) {
+		t.Fatalf("rejections after recycling %+v, want %+v", again.Rejections, want)
 	}
 }

@@ -56,6 +56,10 @@ type ReservationRequest struct {
 	// (e.g. enough nodes with enough free GPUs): the walk asks it before each full fit
 	// and skips the fit where it fails.
 	MayFit func(*cluster.Overlay) bool
+	// NoFitNow says the caller has just failed to fit the gang on the overlay as given
+	// (no other reservation held): the walk does not ask again whether it fits now,
+	// a full placement over every node that would fail the same way.
+	NoFitNow bool
 }
 
 // ReserveOutcome says what the reservation walk concluded.

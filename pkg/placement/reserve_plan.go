@@ -11,11 +11,15 @@ import (
 	"github.com/gantry-sched/gantry/pkg/cluster"
 )
 
-// endGroup is the running workloads that end at one instant.
+// endGroup is the running workloads that end at one instant (end; members is never
+// empty).
 type endGroup struct {
-	at      time.Time
+	end     endTime
 	members []*Running
 }
+
+// at is the group's end as a time (an overdue group's members are copies ending now).
+func (g endGroup) at() time.Time { return g.members[0].ExpectedEnd }
 
 // PlanReservation computes when and where a gang that does not fit now could start: it
 // walks the expected end times of the running workloads in order, freeing their pods
@@ -35,7 +39,7 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	defer p.undo(base)
 	// The caller has usually just failed to place the gang here: the cheap necessary
 	// condition spares most of the full fit.
-	if (req.MayFit == nil || req.MayFit(ov)) && p.fits() {
+	if !req.NoFitNow && (req.MayFit == nil || req.MayFit(ov)) && p.fits() {
 		res.Outcome, res.Reason = ReserveFitsNow, "the gang fits now"
 		return res, nil
 	}
@@ -51,7 +55,8 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	var prev *Reservation
 	if pr := req.Previous; pr != nil && pr.Workload == req.Workload {
 		prev = pr
-		end = sort.Search(len(groups), func(g int) bool { return groups[g].at.After(prev.Start) })
+		prevStart := endTimeOf(prev.Start)
+		end = sort.Search(len(groups), func(g int) bool { return groups[g].end.after(prevStart) })
 	}
 	g, ok := firstFit(w, start, end)
 	if !ok && prev != nil {
@@ -63,7 +68,7 @@ func PlanReservation(ov *cluster.Overlay, fit GangFit, req ReservationRequest) (
 	}
 	var fresh *Reservation
 	if ok {
-		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at, Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
+		fresh = &Reservation{Workload: req.Workload, Queue: req.Queue, Start: groups[g].at(), Pods: p.lastPods, Waits: waitsOf(groups[:g+1])}
 	}
 	if fresh == nil {
 		res.Outcome = ReserveNoETA
@@ -147,7 +152,7 @@ func (w *walk) fitsAt(g int) bool {
 		}
 		w.marks = append(w.marks, w.p.mark())
 	}
-	holdStarted(w.p.ov, w.held, w.groups[g].at)
+	holdStarted(w.p.ov, w.held, w.groups[g].end)
 	return w.fits()
 }
 
@@ -168,7 +173,7 @@ func (w *walk) linearFit(start, end int) (int, bool) {
 		if g < start {
 			continue
 		}
-		holdMore(w.p.ov, w.held, held, w.groups[g].at)
+		holdMore(w.p.ov, w.held, held, w.groups[g].end)
 		if w.fits() {
 			return g, true
 		}
@@ -178,9 +183,9 @@ func (w *walk) linearFit(start, end int) (int, bool) {
 
 // holdMore assumes the reserved pods started by t that are not held yet (done[i][k]
 // for pod k of reservation i), best effort as holdStarted.
-func holdMore(ov *cluster.Overlay, rs ReservationSet, done [][]bool, t time.Time) {
+func holdMore(ov *cluster.Overlay, rs ReservationSet, done [][]bool, t endTime) {
 	for i, r := range rs {
-		if r.Start.After(t) {
+		if endTimeOf(r.Start).after(t) {
 			continue
 		}
 		if done[i] == nil {
@@ -215,9 +220,9 @@ func enoughFrom(groups []endGroup, req ReservationRequest) int {
 
 // holdStarted assumes the pods of reservations starting at or before t, best effort: a
 // pod whose capacity is still busy in this what-if simply is not held.
-func holdStarted(ov *cluster.Overlay, held ReservationSet, t time.Time) {
+func holdStarted(ov *cluster.Overlay, held ReservationSet, t endTime) {
 	for _, r := range held {
-		if r.Start.After(t) {
+		if endTimeOf(r.Start).after(t) {
 			continue
 		}
 		for _, bp := range r.Pods {
@@ -229,15 +234,16 @@ func holdStarted(ov *cluster.Overlay, held ReservationSet, t time.Time) {
 // stillValid reports whether prev's pods can all be bound at prev.Start.
 func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, held ReservationSet) bool {
 	p.undo(base)
+	prevStart := endTimeOf(prev.Start)
 	for _, grp := range groups {
-		if grp.at.After(prev.Start) {
+		if grp.end.after(prevStart) {
 			break
 		}
 		for i := range grp.members {
 			_ = p.release(grp.members[i])
 		}
 	}
-	holdStarted(p.ov, held, prev.Start)
+	holdStarted(p.ov, held, prevStart)
 	for _, bp := range prev.Pods {
 		if err := p.ov.Assume(bp.Ref, bp.Node, bp.Requests, bp.Devices); err != nil {
 			return false
@@ -248,11 +254,13 @@ func stillValid(p *overlayProbe, base int, prev Reservation, groups []endGroup, 
 
 // groupSorted groups a list sorted by EndsBefore: workloads without an end first (in
 // ID order), then one group per end time; an end in the past counts as now (the
-// workload is overdue and about to be stopped). The groups share rs's backing array
-// except the overdue one; groups' backing array is reused for the result.
-func groupSorted(rs []*Running, now time.Time, groups []endGroup) ([]endGroup, []api.WorkloadID) {
+// workload is overdue and about to be stopped). ends are rs's expected ends. The groups
+// share rs's backing array except the overdue one; groups' backing array is reused for
+// the result.
+func groupSorted(rs []*Running, ends []endTime, now time.Time, groups []endGroup) ([]endGroup, []api.WorkloadID) {
+	zero, at := endTimeOf(time.Time{}), endTimeOf(now)
 	b := 0 // unbounded ends are zero: they sort first, in ID order
-	for b < len(rs) && rs[b].ExpectedEnd.IsZero() {
+	for b < len(rs) && ends[b] == zero {
 		b++
 	}
 	unbounded := make([]api.WorkloadID, b)
@@ -261,7 +269,7 @@ func groupSorted(rs []*Running, now time.Time, groups []endGroup) ([]endGroup, [
 	}
 	groups = groups[:0]
 	o := b
-	for o < len(rs) && !rs[o].ExpectedEnd.After(now) {
+	for o < len(rs) && !ends[o].after(at) {
 		o++
 	}
 	if o > b { // overdue or ending now: one group at now, in ID order
@@ -272,14 +280,14 @@ func groupSorted(rs []*Running, now time.Time, groups []endGroup) ([]endGroup, [
 			due[i] = &c
 		}
 		slices.SortFunc(due, func(x, y *Running) int { return strings.Compare(string(x.ID), string(y.ID)) })
-		groups = append(groups, endGroup{at: now, members: due})
+		groups = append(groups, endGroup{end: at, members: due})
 	}
 	for i := o; i < len(rs); {
 		j := i + 1
-		for j < len(rs) && rs[j].ExpectedEnd.Equal(rs[i].ExpectedEnd) {
+		for j < len(rs) && ends[j] == ends[i] {
 			j++
 		}
-		groups = append(groups, endGroup{at: rs[i].ExpectedEnd, members: rs[i:j:j]})
+		groups = append(groups, endGroup{end: ends[i], members: rs[i:j:j]})
 		i = j
 	}
 	return groups, unbounded

@@ -21,6 +21,9 @@ type RunningByEnd struct {
 	// a cycle reorders ten thousand running gangs, and copying the values each time was
 	// a tenth of a fleet-size simulation (with the collector's write barrier on them).
 	list []*Running
+	// ends are list's expected ends, in the same order: grouping by end reads this
+	// array, not ten thousand workloads scattered over the heap.
+	ends []endTime
 	ids  runningChecker
 	// groups and unbounded are list grouped by end as of groupsNow (groupsFor);
 	// grouped says they are current.
@@ -63,18 +66,21 @@ func (r *RunningByEnd) Reset(rs []Running) error {
 	negative := false   // any negative amount: rebuild finds and reports it
 	for i := range rs { // by index: a Running is a few hundred bytes to copy
 		x := &rs[i]
-		next = append(next, endKey{sec: x.ExpectedEnd.Unix(), nsec: int32(x.ExpectedEnd.Nanosecond()), id: x.ID, at: int32(i)})
+		e := endTimeOf(x.ExpectedEnd)
+		next = append(next, endKey{sec: e.sec, nsec: e.nsec, id: x.ID, at: int32(i)})
 		negative = negative || x.GPUMilli < 0 || x.MinRuntime < 0 || x.GracePeriod < 0
 	}
 	if !r.valid || negative || !r.patch(next) {
 		if err := r.rebuild(rs, next); err != nil {
-			r.list, r.valid, r.grouped = r.list[:0], false, false
+			r.list, r.ends, r.valid, r.grouped = r.list[:0], r.ends[:0], false, false
 			return err
 		}
 	}
 	r.list = slices.Grow(r.list[:0], len(rs))
+	r.ends = slices.Grow(r.ends[:0], len(rs))
 	for _, k := range r.sorted {
 		r.list = append(r.list, &rs[k.at])
+		r.ends = append(r.ends, endTime{sec: k.sec, nsec: k.nsec})
 	}
 	r.grouped = false
 	return nil
@@ -166,6 +172,17 @@ func mergeEndKeys(a, b []endKey) []endKey {
 	return a
 }
 
+// endTime is an expected end as two integers, ordered as time.Time.Compare orders
+// them (the zero time, an unknown end, first).
+type endTime struct {
+	sec  int64
+	nsec int32
+}
+
+func endTimeOf(t time.Time) endTime { return endTime{sec: t.Unix(), nsec: int32(t.Nanosecond())} }
+
+func (a endTime) after(b endTime) bool { return a.sec > b.sec || (a.sec == b.sec && a.nsec > b.nsec) }
+
 // endKey is a running workload's place in the order of compareEnds: its expected end
 // (a zero end, unknown, first, as time.Time.Compare has it) and ID; at is its index.
 type endKey struct {
@@ -193,6 +210,7 @@ func (r *RunningByEnd) Add(x Running) error {
 	r.added = append(r.added, x.ID)
 	i := sort.Search(len(r.list), func(k int) bool { return EndsBefore(x, *r.list[k]) })
 	r.list = slices.Insert(r.list, i, &x)
+	r.ends = slices.Insert(r.ends, i, endTimeOf(x.ExpectedEnd))
 	r.grouped = false // the groups share list's backing array
 	return nil
 }
@@ -240,7 +258,7 @@ func (c runningChecker) invalid(i int, x Running) error {
 // now).
 func (r *RunningByEnd) groupsFor(now time.Time) ([]endGroup, []api.WorkloadID) {
 	if !r.grouped || !r.groupsNow.Equal(now) {
-		r.groups, r.unbounded = groupSorted(r.list, now, r.groups) // the last cycle's groups are done with
+		r.groups, r.unbounded = groupSorted(r.list, r.ends, now, r.groups) // the last cycle's groups are done with
 		r.groupsNow, r.grouped = now, true
 	}
 	return r.groups, r.unbounded

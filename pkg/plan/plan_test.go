@@ -1,6 +1,8 @@
 package plan_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,13 +11,15 @@ import (
 	"github.com/gantry-sched/gantry/pkg/plan"
 )
 
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		plan plan.Plan
-		// wantErr is a substring of the error; empty means the plan is valid.
-		wantErr string
-	}{
+type validateCase struct {
+	name string
+	plan plan.Plan
+	// wantErr is a substring of the error; empty means the plan is valid.
+	wantErr string
+}
+
+func validateCases() []validateCase {
+	return []validateCase{
 		{name: "empty plan is valid", plan: plans.MakePlan(1).Obj()},
 		{name: "admission with its bindings", plan: plans.MakePlan(1).Admit("ns/a", "cq").
 			Bind("ns/a", "a-0", "n1", "GPU-0").Bind("ns/a", "a-1", "n1", "GPU-1").Obj()},
@@ -41,19 +45,42 @@ func TestValidate(t *testing.T) {
 			Bind("ns/a", "a-0", "n1").Evict("ns/a").Obj(), wantErr: "both admitted and preempted"},
 		{name: "empty workload ID", plan: plans.MakePlan(1).Reject("").Obj(), wantErr: "empty workload ID"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.plan.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("Validate() = %v, want error containing %q", err, tc.wantErr)
-			}
-		})
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range validateCases() {
+		t.Run(tc.name, func(t *testing.T) { checkValidated(t, tc, tc.plan.Validate()) })
+	}
+}
+
+// One Validator over every case, forwards and backwards, with a big plan between (its
+// maps are made anew for the small ones after it): what one plan left in the maps must
+// never make the next one fail or pass.
+func TestValidatorReused(t *testing.T) {
+	big := plans.MakePlan(2)
+	for i := range 3000 {
+		big = big.Reject(fmt.Sprintf("ns/w%d", i))
+	}
+	cases := validateCases()
+	back := slices.Clone(cases)
+	slices.Reverse(back)
+	seq := append(append(cases, validateCase{name: "big", plan: big.Obj()}), back...)
+	var v plan.Validator
+	for _, tc := range seq {
+		t.Run(tc.name, func(t *testing.T) { checkValidated(t, tc, v.Validate(&tc.plan)) })
+	}
+}
+
+func checkValidated(t *testing.T, tc validateCase, err error) {
+	t.Helper()
+	if tc.wantErr == "" {
+		if err != nil {
+			t.Fatalf("Validate() = %v, want nil", err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+		t.Fatalf("Validate() = %v, want error containing %q", err, tc.wantErr)
 	}
 }
 

@@ -20,16 +20,33 @@ const (
 // the committer's job): a workload is decided at most once (admitted, reserved or
 // rejected), every binding belongs to an admitted workload and every admission has
 // bindings, no device is bound twice within the plan, and grace periods are not negative.
-func (p *Plan) Validate() error {
-	decided := make(map[api.WorkloadID]decision, len(p.Admissions)+len(p.Reservations)+len(p.Rejections))
+func (p *Plan) Validate() error { return new(Validator).Validate(p) }
+
+// Validator validates plans one after another, keeping its maps between them: a
+// simulation validates a plan per cycle, tens of thousands, and allocating the maps each
+// time was a twentieth of everything it allocated.
+type Validator struct {
+	decided map[api.WorkloadID]decision
+	bound   map[api.WorkloadID]bool
+	used    map[string]string // node + "/" + device ID -> pod
+	removed map[api.WorkloadID]bool
+	// most is the most entries a map has held since it was made: clearing walks its
+	// whole table, so one much bigger than the plan at hand is made anew instead.
+	most int
+}
+
+// Validate is Plan.Validate.
+func (v *Validator) Validate(p *Plan) error {
+	n := len(p.Admissions) + len(p.Reservations) + len(p.Rejections) + len(p.Bindings) + len(p.Notices) + len(p.Evictions)
+	v.reset(n)
 	mark := func(id api.WorkloadID, what decision) error {
 		if id == "" {
 			return fmt.Errorf("plan cycle %d: %s with an empty workload ID", p.Cycle, what)
 		}
-		if prev, ok := decided[id]; ok {
+		if prev, ok := v.decided[id]; ok {
 			return fmt.Errorf("plan cycle %d: workload %s is both %s and %s", p.Cycle, id, prev, what)
 		}
-		decided[id] = what
+		v.decided[id] = what
 		return nil
 	}
 	for _, a := range p.Admissions {
@@ -47,15 +64,28 @@ func (p *Plan) Validate() error {
 			return err
 		}
 	}
-	if err := p.validateBindings(decided); err != nil {
+	if err := p.validateBindings(v.decided, v.bound, v.used); err != nil {
 		return err
 	}
-	return p.validateRemovals(decided)
+	return p.validateRemovals(v.decided, v.removed)
 }
 
-func (p *Plan) validateBindings(decided map[api.WorkloadID]decision) error {
-	bound := make(map[api.WorkloadID]bool, len(p.Admissions))
-	used := make(map[string]string, len(p.Bindings)) // node + "/" + device ID -> pod
+// reset empties the maps for a plan of about n entries.
+func (v *Validator) reset(n int) {
+	if v.decided == nil || v.most > 4*n+1024 {
+		v.decided, v.bound = make(map[api.WorkloadID]decision, n), map[api.WorkloadID]bool{}
+		v.used, v.removed = map[string]string{}, map[api.WorkloadID]bool{}
+		v.most = 0
+	} else {
+		clear(v.decided)
+		clear(v.bound)
+		clear(v.used)
+		clear(v.removed)
+	}
+	v.most = max(v.most, n)
+}
+
+func (p *Plan) validateBindings(decided map[api.WorkloadID]decision, bound map[api.WorkloadID]bool, used map[string]string) error {
 	for _, b := range p.Bindings {
 		if decided[b.Workload] != decAdmitted {
 			return fmt.Errorf("plan cycle %d: binding of pod %s to node %s: workload %s is not admitted in this plan",
@@ -86,8 +116,7 @@ func (p *Plan) validateBindings(decided map[api.WorkloadID]decision) error {
 	return nil
 }
 
-func (p *Plan) validateRemovals(decided map[api.WorkloadID]decision) error {
-	removed := map[api.WorkloadID]bool{}
+func (p *Plan) validateRemovals(decided map[api.WorkloadID]decision, removed map[api.WorkloadID]bool) error {
 	for _, n := range p.Notices {
 		if n.Grace < 0 {
 			return fmt.Errorf("plan cycle %d: notice for %s: grace period %s is negative", p.Cycle, n.Workload, n.Grace)

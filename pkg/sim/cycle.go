@@ -18,7 +18,7 @@ func (s *Simulator) runCycle() error {
 	if p.IsEmpty() {
 		return nil // nothing to decide (or all parked until a change): no polling
 	}
-	if err := p.Validate(); err != nil {
+	if err := s.validator.Validate(&p); err != nil {
 		return fmt.Errorf("simulate: engine produced an invalid plan: %w", err)
 	}
 	res, err := s.committer().Apply(p)
@@ -28,7 +28,9 @@ func (s *Simulator) runCycle() error {
 	if s.sched.Committed(p, res.Applied) {
 		s.dirty = true // untried workloads left: another cycle at this instant
 	}
-	return s.markNeverFits(s.neverFitCandidates(p.Rejections))
+	err = s.markNeverFits(s.neverFitCandidates(p.Rejections))
+	s.sched.Recycle(&p)
+	return err
 }
 
 // runningViews are the running workloads as placement's preemption and reservations see

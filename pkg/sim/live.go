@@ -2,6 +2,7 @@ package sim
 
 import (
 	"iter"
+	"slices"
 	"sort"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -17,28 +18,49 @@ type liveList struct {
 	ids  []api.WorkloadID
 	gone []bool // per ids entry: finished, awaiting compaction
 	dead int
+	// added are IDs submitted since the list was last merged, unsorted: a trace submits
+	// thousands at one instant, and inserting each in place moved half the list (with
+	// the collector's write barrier on every ID moved) for each.
+	added []api.WorkloadID
 }
 
-// add inserts a submitted workload, keeping the list sorted (deterministic order).
-func (l *liveList) add(id api.WorkloadID) {
-	i := sort.Search(len(l.ids), func(i int) bool { return l.ids[i] >= id })
-	if i < len(l.ids) && l.ids[i] == id {
-		if l.gone[i] {
-			l.gone[i] = false
-			l.dead--
-		}
+// add records a submitted workload; it joins the sorted list at the next read.
+func (l *liveList) add(id api.WorkloadID) { l.added = append(l.added, id) }
+
+// merge sorts the IDs added since the last read into the list (an ID still there,
+// finished or not, is live again).
+func (l *liveList) merge() {
+	if len(l.added) == 0 {
 		return
 	}
-	l.ids = append(l.ids, "")
-	copy(l.ids[i+1:], l.ids[i:])
-	l.ids[i] = id
-	l.gone = append(l.gone, false)
-	copy(l.gone[i+1:], l.gone[i:])
-	l.gone[i] = false
+	slices.Sort(l.added)
+	add := slices.Compact(l.added)
+	ids := make([]api.WorkloadID, 0, len(l.ids)+len(add))
+	gone := make([]bool, 0, cap(ids))
+	i, j := 0, 0
+	for i < len(l.ids) || j < len(add) {
+		switch {
+		case j == len(add) || (i < len(l.ids) && l.ids[i] < add[j]):
+			ids, gone = append(ids, l.ids[i]), append(gone, l.gone[i])
+			i++
+		case i < len(l.ids) && l.ids[i] == add[j]:
+			if l.gone[i] {
+				l.dead--
+			}
+			ids, gone = append(ids, l.ids[i]), append(gone, false)
+			i, j = i+1, j+1
+		default:
+			ids, gone = append(ids, add[j]), append(gone, false)
+			j++
+		}
+	}
+	clear(l.added)
+	l.ids, l.gone, l.added = ids, gone, l.added[:0]
 }
 
 // drop removes a finished workload.
 func (l *liveList) drop(id api.WorkloadID) {
+	l.merge()
 	i := sort.Search(len(l.ids), func(i int) bool { return l.ids[i] >= id })
 	if i == len(l.ids) || l.ids[i] != id || l.gone[i] {
 		return
@@ -64,6 +86,7 @@ func (l *liveList) compact() {
 
 // all yields the live IDs in order.
 func (l *liveList) all() iter.Seq[api.WorkloadID] {
+	l.merge()
 	return func(yield func(api.WorkloadID) bool) {
 		for i, id := range l.ids {
 			if !l.gone[i] && !yield(id) {

@@ -44,21 +44,23 @@ type Simulator struct {
 	queue  eventQueue
 	wakeAt time.Duration // the backoff wake queued last (scheduleWake)
 	// views are the running workloads' views, kept as they start and stop (cycle.go).
-	views    runningCache
-	snap     *cluster.Snapshot
-	specs    map[string]cluster.Node // every node ever known, by name (for recover/return)
-	offline  map[string]string       // node -> why it is out of the snapshot
-	cordon   map[string]bool         // nodes under spot notice: no new pods
-	quota    *admission.Quota
-	wls      map[api.WorkloadID]*wlState
-	order    []api.WorkloadID // workload IDs sorted, for deterministic iteration
-	live     liveList         // submitted, unfinished workloads, sorted (live.go)
-	neverFit neverFitState    // workloads that can never run on the cluster (neverfits.go)
-	cqs      map[string]*api.ClusterQueue
-	log      []EventRecord
-	dirty    bool
-	chg      changes                 // what moved since the last sample, for DeltaObservers (changes.go)
-	claims   *placement.DeviceClaims // compiled DRA claims, for shared claims (dra_shared.go)
+	views runningCache
+	// validator checks each cycle's plan, keeping its memory between them.
+	validator plan.Validator
+	snap      *cluster.Snapshot
+	specs     map[string]cluster.Node // every node ever known, by name (for recover/return)
+	offline   map[string]string       // node -> why it is out of the snapshot
+	cordon    map[string]bool         // nodes under spot notice: no new pods
+	quota     *admission.Quota
+	wls       map[api.WorkloadID]*wlState
+	order     []api.WorkloadID // workload IDs sorted, for deterministic iteration
+	live      liveList         // submitted, unfinished workloads, sorted (live.go)
+	neverFit  neverFitState    // workloads that can never run on the cluster (neverfits.go)
+	cqs       map[string]*api.ClusterQueue
+	log       []EventRecord
+	dirty     bool
+	chg       changes                 // what moved since the last sample, for DeltaObservers (changes.go)
+	claims    *placement.DeviceClaims // compiled DRA claims, for shared claims (dra_shared.go)
 	// readyDelays are the nodes' pod ready delays; unready counts the runs whose pods
 	// are not all Ready yet (podsready.go).
 	readyDelays podReadyDelays
