@@ -72,7 +72,7 @@ func (v *Validator) Validate(p *Plan) error {
 
 // reset empties the maps for a plan of about n entries.
 func (v *Validator) reset(n int) {
-	if v.decided == nil || v.most > 4*n+1024 {
+	if v.decided == nil || v.most > 16*(n+1024) { // a rare huge plan (a first cycle) only
 		v.decided, v.bound = make(map[api.WorkloadID]decision, n), map[api.WorkloadID]bool{}
 		v.used, v.removed = map[string]string{}, map[api.WorkloadID]bool{}
 		v.most = 0
