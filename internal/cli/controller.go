@@ -29,6 +29,7 @@ type controllerFlags struct {
 	reservations   bool
 	seed           int64
 	maxAttempts    int
+	headOrder      string
 	requeue        engine.RequeuePolicy
 	qps            float32
 	burst          int
@@ -77,6 +78,7 @@ annotation. Without --kubeconfig the in-cluster configuration is used.`,
 	fl.BoolVar(&f.reservations, "reservations", def.Reservations, "let large gangs reserve capacity (backfill)")
 	fl.Int64Var(&f.seed, "seed", def.Seed, "seed for tie-breaking (as gantry simulate --seed)")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "pending workloads tried per pass (0 = all)")
+	fl.StringVar(&f.headOrder, "head-order", string(engine.HeadOrderPriority), headOrderHelp)
 	requeueFlags(fl, &f.requeue)
 	f.podsReady.registerConfig(fl)
 	fl.StringVar(&f.kueueConfig, "kueue-config", "", "a Kueue Configuration (config.kueue.x-k8s.io) file whose waitForPodsReady the controller runs, read as simulate reads it; --pods-ready-* flags given win")
@@ -104,11 +106,15 @@ func runController(cmd *cobra.Command, f controllerFlags) error {
 	if err != nil {
 		return err
 	}
+	order, err := parseHeadOrder(f.headOrder)
+	if err != nil {
+		return err
+	}
 	log := logr.FromSlogHandler(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 	ctrl.SetLogger(log)
 	mgr, _, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Controller: controller.Options{
-			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts, Requeue: f.requeue},
+			Engine:   engine.Config{Preemption: f.preemption, Reservations: f.reservations, Grace: f.grace, MaxAttempts: f.maxAttempts, Requeue: f.requeue, HeadOrder: order},
 			Interval: f.interval, Resync: f.resync, Seed: f.seed, NodeLostAfter: f.nodeLostAfter, PodsReady: podsReady,
 		},
 		MetricsAddr: f.metricsAddr, HealthAddr: f.healthAddr, MetricsSecure: f.metricsSecure, MetricsCertDir: f.metricsCertDir,

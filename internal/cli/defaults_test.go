@@ -14,7 +14,8 @@ import (
 func TestControllerAndSimulateShareDefaults(t *testing.T) {
 	root := NewRootCommand(nil, io.Discard, io.Discard)
 	def := engine.DefaultPolicy()
-	want := map[string]string{"grace": def.Grace.String(), "seed": strconv.FormatInt(def.Seed, 10)}
+	want := map[string]string{"grace": def.Grace.String(), "seed": strconv.FormatInt(def.Seed, 10),
+		"head-order": string(engine.HeadOrderPriority)}
 	for _, name := range []string{"controller", "simulate"} {
 		cmd, _, err := root.Find([]string{name})
 		if err != nil || cmd.Name() != name {

@@ -22,9 +22,11 @@ type simFlags struct {
 	files  []string
 	traces []string
 	policy string
-	seed   int64
-	until  string
-	grace  time.Duration
+	// headOrder is the cycle's order of visits (engine.HeadOrder).
+	headOrder string
+	seed      int64
+	until     string
+	grace     time.Duration
 	// retryAll turns event-driven requeue off (every pending workload in every cycle),
 	// to compare run times; decisions are the same.
 	retryAll bool
@@ -39,6 +41,7 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.traces, "trace", nil, traceFormats)
 	cmd.Flags().StringVar(&f.policy, "policy", "default", "default (preempt + reserve + default scoring), fifo (no preemption, no reservation), no-preempt, "+
 		"or a placement scorer for queues without their own policy: binpack, spread, fragmentation, whole-gpu-islands")
+	cmd.Flags().StringVar(&f.headOrder, "head-order", string(engine.HeadOrderPriority), headOrderHelp)
 	cmd.Flags().Int64Var(&f.seed, "seed", engine.DefaultPolicy().Seed, "random seed (same inputs and seed give the same run)")
 	cmd.Flags().StringVar(&f.until, "until", "", "stop at this simulated time, e.g. 2h (default: when no event is left)")
 	cmd.Flags().DurationVar(&f.grace, "grace", engine.DefaultPolicy().Grace, "preemption notice: time a victim gets to checkpoint")
@@ -107,6 +110,11 @@ func (f *simFlags) options(objs *api.Objects) (sim.Options, error) {
 	if err := pol.Requeue.Validate(); err != nil {
 		return sim.Options{}, fmt.Errorf("--requeue-backoff-*: %w", err)
 	}
+	order, err := parseHeadOrder(f.headOrder)
+	if err != nil {
+		return sim.Options{}, err
+	}
+	pol.HeadOrder = order
 	switch f.policy {
 	case "default", "":
 	case "fifo":

@@ -111,6 +111,7 @@ func TestSimulateBadFlags(t *testing.T) {
 		{[]string{"simulate"}, "-f"},
 		{[]string{"simulate", "-f", "../../examples/", "--output", "xml"}, "--output"},
 		{[]string{"simulate", "-f", "../../examples/", "--policy", "nope"}, "--policy"},
+		{[]string{"simulate", "-f", "../../examples/", "--head-order", "fastest"}, `--head-order "fastest"`},
 		{[]string{"simulate", "-f", "../../examples/", "--until", "soon"}, "--until"},
 		{[]string{"simulate", "-f", "../../examples/", "--trace", "philly"}, "--trace"},
 		{[]string{"explain", "noslash", "-f", "../../examples/"}, "NAMESPACE/NAME"},
@@ -305,5 +306,25 @@ func TestSimulateHeatmapAt(t *testing.T) {
 	if code := Main([]string{"simulate", "-f", "../../examples", "--heatmap-at", "soon"}, strings.NewReader(""), &out, &errOut); code != 1 ||
 		!strings.Contains(errOut.String(), `--heatmap-at "soon"`) {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// --head-order reaches the engine: with priority the borrowing high-priority job starts
+// first, with kueue the one within its queue's nominal quota does.
+func TestSimulateHeadOrder(t *testing.T) {
+	for order, first := range map[string]string{"priority": "borrower", "kueue": "owner"} {
+		out, errOut, code := runCLI(t, "simulate", "-f", "testdata/head-order.yaml", "--head-order", order)
+		if code != 0 {
+			t.Fatalf("--head-order %s: exit %d: %s", order, code, errOut)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 10 || (f[0] != "owner" && f[0] != "borrower") {
+				continue
+			}
+			if started := f[5] == "0s"; started != (f[0] == first) {
+				t.Errorf("--head-order %s: queue %s waits %s; want %s to start first", order, f[0], f[5], first)
+			}
+		}
 	}
 }

@@ -82,7 +82,11 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	}
 	c.drain()
 	c.countFreeGPU()
-	c.visits = newVisits(in.Pending, newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers)))
+	k := newKeyer(in.Quota, in.Nominated, in.Pending, followerQueues(in.Followers))
+	if e.cfg.HeadOrder == HeadOrderKueue {
+		k.ranks = c.headRanks() // order_rank.go: ranked before the cycle admits anything
+	}
+	c.visits = newVisits(in.Pending, k)
 	c.visits.later = e.laterBuf
 	c.visits.seekers = c.newSeekerClasses(in.SlotSeekers)
 	e.gateBuf = c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass(), e.gateBuf)

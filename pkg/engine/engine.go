@@ -33,7 +33,24 @@ type Config struct {
 	MaxAttempts int
 	// Requeue is how workloads evicted by failures queue again (backoff.go).
 	Requeue RequeuePolicy
+	// HeadOrder is how a cycle orders the workloads it tries (order.go): by priority
+	// (HeadOrderPriority, the default), or first by where their quota comes from, as
+	// Kueue orders its heads (HeadOrderKueue, order_rank.go).
+	HeadOrder HeadOrder
 }
+
+// HeadOrder names a cycle's order of visits.
+type HeadOrder string
+
+const (
+	// HeadOrderPriority: preemptors with noticed victims, then priority, ClusterQueue
+	// share, LocalQueue usage and queue time ("" means this).
+	HeadOrderPriority HeadOrder = "priority"
+	// HeadOrderKueue: as HeadOrderPriority, but before priority Kueue's head rank: the
+	// borrowing level of the workload's flavor assignment as the cycle starts, or under
+	// fair sharing its standings from the root cohort down.
+	HeadOrderKueue HeadOrder = "kueue"
+)
 
 // Validate reports a configuration the engine cannot run with.
 func (c Config) Validate() error {
@@ -48,6 +65,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.Requeue.Validate(); err != nil {
 		return fmt.Errorf("engine config: %w", err)
+	}
+	switch c.HeadOrder {
+	case "", HeadOrderPriority, HeadOrderKueue:
+	default:
+		return fmt.Errorf("engine config: headOrder %q: want %q or %q", c.HeadOrder, HeadOrderPriority, HeadOrderKueue)
 	}
 	return nil
 }

@@ -112,6 +112,12 @@ func fmtFlavors(m map[string]string) string {
 // order (a later one counts as more recently admitted) and runs one cycle.
 func runKueueCycleCase(t *testing.T, tc kueueCycleCase) kueueCycleResult {
 	t.Helper()
+	return runKueueCycleCaseWith(t, tc, Config{Preemption: true, Grace: time.Minute, HeadOrder: HeadOrderKueue})
+}
+
+// runKueueCycleCaseWith is runKueueCycleCase under cfg.
+func runKueueCycleCaseWith(t *testing.T, tc kueueCycleCase, cfg Config) kueueCycleResult {
+	t.Helper()
 	names := tc.flavors
 	if names == nil {
 		names = []string{"default", "on-demand", "spot", "model-a"}
@@ -137,7 +143,7 @@ func runKueueCycleCase(t *testing.T, tc kueueCycleCase) kueueCycleResult {
 		w := p.wl.Obj()
 		pending = append(pending, Pending{Workload: w, ClusterQueue: p.cq, Strategy: api.BestEffortFIFO, QueuedAt: w.Created})
 	}
-	e := mustEngine(t, Config{Preemption: true, Grace: time.Minute}, quotaOnlyPlacer{})
+	e := mustEngine(t, cfg, quotaOnlyPlacer{})
 	out := e.Cycle(Input{Cycle: 1, Now: gt.Epoch(), Cluster: snapshotOf(1, 1), Quota: NewAdmissionQuota(q, nil), Pending: pending})
 	return resultOf(out)
 }
@@ -191,3 +197,35 @@ func (quotaOnlyPlacer) Place(c PlaceCall) PlaceResult {
 func (quotaOnlyPlacer) Preempt(PlaceCall) PreemptResult { return PreemptResult{} }
 
 func (quotaOnlyPlacer) Reserve(PlaceCall) (plan.Reservation, bool) { return plan.Reservation{}, false }
+
+// Kueue's head order is a choice (Config.HeadOrder): the cases it decides differ from
+// the default priority order, so each of them must decide otherwise without it.
+func TestKueueHeadOrderIsOptIn(t *testing.T) {
+	names := map[string]bool{
+		"in a hierarchical cohort, workload borrowing less is scheduled first": true,
+		"fair sharing schedule workload with lowest drf after admission":       true,
+	}
+	found := 0
+	for _, tc := range append(kueueScheduleCycleCases(), kueueFairSharingCases()...) {
+		if !names[tc.name] {
+			continue
+		}
+		found++
+		kueue := runKueueCycleCase(t, tc)
+		plain := runKueueCycleCaseWith(t, tc, Config{Preemption: true, Grace: time.Minute})
+		if plain.diff(kueue) == "" {
+			t.Errorf("%s: the priority order decides as Kueue's head order does (%s); the case does not show the option", tc.name, fmtFlavors(kueue.admitted))
+		}
+	}
+	if found != len(names) {
+		t.Fatalf("found %d of the %d cases", found, len(names))
+	}
+}
+
+// An unknown head order is refused with the field's name.
+func TestHeadOrderValidated(t *testing.T) {
+	err := Config{HeadOrder: "fastest"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), `headOrder "fastest"`) {
+		t.Fatalf("Validate() = %v, want an error naming headOrder", err)
+	}
+}

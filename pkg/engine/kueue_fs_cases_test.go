@@ -26,7 +26,7 @@ const (
 	gammaR       = resources.Name("gamma-resource")
 	sameCycle    = "Gantry rates each head against the usage of the cycle's earlier admissions and may admit it on a later flavor at once; Kueue keeps the flavor it nominated at the cycle's start and retries next cycle"
 	emptyReclaim = "Kueue's case leaves reclaimWithinCohort empty, which its may-preempt-while-borrowing check reads as not Never (its API defaults it to Never); Gantry reads empty as Never, so the borrowing preemptors look for no victims"
-	tournam      = "Gantry orders heads by priority, then by ClusterQueue share at the cycle's start; Kueue's fair-sharing tournament (nominal-first, share after admission, per cohort level) comes before priority"
+	tournam      = "Gantry ranks each pending workload on its own (parked ones must not move the others), by its share after admission at each cohort from the root down; Kueue's tournament first picks one head per subtree (d1 beats e1 inside B by d's share), which no order of single workloads expresses"
 )
 
 // fsBaseCQs are the ClusterQueues of TestScheduleForFairSharing the cases use: sales
@@ -104,8 +104,10 @@ func kueueFairSharingCases() []kueueCycleCase {
 				running("light-usage", "fs-nom-b", 0, amount("on-demand", cpu, "5"))},
 			pending: []kueueWaiting{waiting(wl("borrow-wl", 15, cpu, "1").Created(-time.Minute), "fs-nom-b"),
 				waiting(wl("nom-wl", 45, cpu, "1"), "fs-nom-a")},
-			wantAdmitted: map[string]string{"borrow-wl": "one:cpu@on-demand"},
-			differs:      tournam,
+			// nom-wl goes first (fs-nom-a would not borrow on-demand), as in Kueue, which
+			// leaves borrow-wl (on-demand no longer fits) for the next cycle, on spot.
+			wantAdmitted: map[string]string{"nom-wl": "one:cpu@on-demand", "borrow-wl": "one:cpu@spot"},
+			differs:      sameCycle,
 		},
 		{
 			name: "with fair sharing: hierarchical nominal-first prefers non-borrowing subtree", fair: true,
@@ -146,9 +148,10 @@ func kueueFairSharingCases() []kueueCycleCase {
 			running: []kueueRunning{running("spot-admitted", "cq-a", 0, amount("spot", cpu, "5")),
 				running("od-admitted", "cq-b", 0, amount("on-demand", cpu, "8"))},
 			pending: []kueueWaiting{waiting(wl("wl-a", 1, cpu, "4"), "cq-a"), waiting(wl("wl-b", 1, cpu, "4"), "cq-b")},
-			// Kueue admits only wl-a, on on-demand: its subtree does not borrow on-demand.
-			wantAdmitted: map[string]string{"wl-a": "one:cpu@spot", "wl-b": "one:cpu@on-demand"},
-			differs:      tournam,
+			// wl-a goes first, on on-demand (its subtree does not borrow on-demand), as in
+			// Kueue, which leaves wl-b (on-demand no longer fits) for the next cycle, on spot.
+			wantAdmitted: map[string]string{"wl-a": "one:cpu@on-demand", "wl-b": "one:cpu@spot"},
+			differs:      sameCycle,
 		},
 		{
 			name: "hierarchical fair sharing schedule workload which wins tournament", fair: true,
@@ -159,7 +162,8 @@ func kueueFairSharingCases() []kueueCycleCase {
 				running("g0", "g", 0, amount("on-demand", cpu, "100"))},
 			pending: []kueueWaiting{waiting(wl("d1", 1, cpu, "70"), "d"), waiting(wl("e1", 1, cpu, "61"), "e"),
 				waiting(wl("f1", 1, cpu, "1"), "f"), waiting(wl("g1", 1, cpu, "1"), "g")},
-			// Kueue admits d1 alone (B's share after it, 100, beats C's 101).
+			// Kueue admits d1 alone (B's share after it, 100, beats C's 101); Gantry tries e1
+			// first (B's share after e1, 91, is the lowest at A), then f1 and g1.
 			wantAdmitted: map[string]string{"e1": "one:cpu@on-demand", "f1": "one:cpu@on-demand", "g1": "one:cpu@on-demand"},
 			differs:      tournam,
 		},
@@ -169,9 +173,8 @@ func kueueFairSharingCases() []kueueCycleCase {
 			cqs:     []api.ClusterQueue{cqOn("b", "A", cpu, "on-demand", "0").Obj(), cqOn("c", "A", cpu, "on-demand", "0").Obj()},
 			running: []kueueRunning{running("b0", "b", 0, amount("on-demand", cpu, "10"))},
 			pending: []kueueWaiting{waiting(wl("b1", 1, cpu, "50"), "b"), waiting(wl("c1", 1, cpu, "75"), "c")},
-			// Kueue admits b1 (share 60 after admission against c1's 75).
-			wantAdmitted: map[string]string{"c1": "one:cpu@on-demand"},
-			differs:      tournam,
+			// b1 goes first: with it b would borrow 60 of A's 100, c 75 with c1.
+			wantAdmitted: map[string]string{"b1": "one:cpu@on-demand"},
 		},
 		{
 			name: "fair sharing two queues with weight 0 schedules workload which borrows less", fair: true,
@@ -180,9 +183,9 @@ func kueueFairSharingCases() []kueueCycleCase {
 				cqOn("c", "A", cpu, "on-demand", "0").Weight(0).Preemption(never, anyP).Obj()},
 			running: []kueueRunning{running("b0", "b", 0, amount("on-demand", cpu, "4"))},
 			pending: []kueueWaiting{waiting(wl("b1", 1, cpu, "4").Priority(9001), "b"), waiting(wl("c1", 1, cpu, "4"), "c")},
-			// Kueue admits c1, which borrows less, before the higher-priority b1.
-			wantAdmitted: map[string]string{"b1": "one:cpu@on-demand"},
-			differs:      tournam,
+			// c1, which borrows less, goes before the higher-priority b1 (two weight-0
+			// shares compare unweighted).
+			wantAdmitted: map[string]string{"c1": "one:cpu@on-demand"},
 		},
 		{
 			name: "fair sharing two queues with high weight schedules workload which borrows less", fair: true,
@@ -191,8 +194,7 @@ func kueueFairSharingCases() []kueueCycleCase {
 				cqOn("c", "A", cpu, "on-demand", "0").Weight(123456789000).Preemption(never, anyP).Obj()},
 			running:      []kueueRunning{running("b0", "b", 0, amount("on-demand", cpu, "4"))},
 			pending:      []kueueWaiting{waiting(wl("b1", 1, cpu, "4").Priority(9001), "b"), waiting(wl("c1", 1, cpu, "4"), "c")},
-			wantAdmitted: map[string]string{"b1": "one:cpu@on-demand"},
-			differs:      tournam,
+			wantAdmitted: map[string]string{"c1": "one:cpu@on-demand"},
 		},
 		{
 			name: "fair sharing schedule singleton cqs and cq without cohort", fair: true,

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
+	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 )
 
@@ -11,17 +12,23 @@ import (
 // given notice first (the room they free is for it: were a victim tried first, it could
 // take the room back, and the preemptor, which preempts a workload at most once, would
 // wait behind it until it ends; Kueue admits a preemptor as soon as its victims' quota
-// is released, to the same effect), then higher priority, then the less-served ClusterQueue
-// (lower dominant share), then the less-used LocalQueue (only where admission fair
-// sharing is on), then earlier queued, then earlier created, then ID so the order is
-// total and deterministic.
+// is released, to the same effect), then Kueue's head rank (order_rank.go: under fair
+// sharing the standings in the tournament from the root down, otherwise the borrowing
+// level; quota from nearer first), then higher priority, then the less-served
+// ClusterQueue (lower dominant share as the cycle starts), then the less-used LocalQueue
+// (only where admission fair sharing is on), then earlier queued, then earlier created,
+// then ID so the order is total and deterministic.
 type headKey struct {
 	preempting bool
+	level      int16 // the borrowing level (0 under fair sharing)
 	priority   int32
-	share      int64
-	lqUsage    int64
-	queued     int64
-	created    int64
+	// fair holds the fair-sharing standings (nil: none, or all zero); workloads of one
+	// ClusterQueue and shape share one.
+	fair    *admission.HeadRank
+	share   int64
+	lqUsage int64
+	queued  int64
+	created int64
 	// idHi and idLo are the first 16 bytes of id, big-endian: workloads submitted
 	// together tie on every other field, and comparing numbers spares reading the
 	// strings (a cache miss each in heaps of thousands).
@@ -39,9 +46,17 @@ func idPrefix(id string) (hi, lo uint64) {
 }
 
 func (a headKey) less(b headKey) bool {
-	switch {
-	case a.preempting != b.preempting:
+	if a.preempting != b.preempting {
 		return a.preempting
+	}
+	if a.fair != b.fair {
+		if c := compareStandings(a.fair, b.fair); c != 0 {
+			return c < 0
+		}
+	}
+	switch {
+	case a.level != b.level:
+		return a.level < b.level
 	case a.priority != b.priority:
 		return a.priority > b.priority
 	case a.share != b.share:
@@ -60,12 +75,15 @@ func (a headKey) less(b headKey) bool {
 	return a.id < b.id
 }
 
-// keyer makes head keys with the ClusterQueue shares as the cycle started (the cycle's
-// admissions move them; a workload handed in later by Followers is ordered by the same).
+// keyer makes head keys with the ClusterQueue shares and the head ranks as the cycle
+// started (the cycle's admissions move them; a workload handed in later by Followers is
+// ordered by the same).
 type keyer struct {
 	q         Quota
 	nominated map[api.WorkloadID][]api.WorkloadID
 	shares    map[string]int64
+	// ranks are the head ranks (nil: all alike); set before any key is made.
+	ranks *headRanks
 }
 
 func newKeyer(q Quota, nominated map[api.WorkloadID][]api.WorkloadID, pending []Pending, more []string) *keyer {
@@ -91,9 +109,12 @@ func (k *keyer) share(cq string) int64 {
 func (k *keyer) key(p Pending) headKey {
 	id := string(p.id())
 	hi, lo := idPrefix(id)
+	level, fair := rankFields(k.ranks.of(p))
 	return headKey{
 		preempting: len(k.nominated) > 0 && len(k.nominated[p.id()]) > 0,
+		level:      level,
 		priority:   p.Workload.Priority,
+		fair:       fair,
 		share:      k.share(p.ClusterQueue),
 		lqUsage:    p.LocalQueueUsage,
 		queued:     p.QueuedAt.UnixNano(),
