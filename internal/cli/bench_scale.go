@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/bench"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/sim"
 	"github.com/spf13/cobra"
 )
 
 // benchScaleFlags are the flags of `gantry bench scale`.
 type benchScaleFlags struct {
-	spec   bench.ScaleSpec
-	output *outputFormat
+	spec      bench.ScaleSpec
+	headOrder string
+	output    *outputFormat
 }
 
 func newBenchScaleCommand() *cobra.Command {
@@ -33,6 +35,7 @@ func newBenchScaleCommand() *cobra.Command {
 	cmd.Flags().IntVar(&f.spec.Cohorts, "cohorts", 3, "cohorts the queues are spread over (borrowing inside each)")
 	cmd.Flags().Int64Var(&f.spec.Seed, "seed", 1, "generator seed (same flags give the same fleet and run)")
 	cmd.Flags().DurationVar(&f.spec.Spread, "spread", 0, "submit the jobs uniformly over this span (0: all at t=0)")
+	cmd.Flags().StringVar(&f.headOrder, "head-order", string(engine.HeadOrderPriority), headOrderHelp)
 	f.output = addOutputFlag(cmd)
 	return cmd
 }
@@ -41,6 +44,11 @@ func runBenchScale(f *benchScaleFlags, stdout, stderr io.Writer) error {
 	if err := f.spec.Validate(); err != nil {
 		return fmt.Errorf("bench %w", err)
 	}
+	order, err := parseHeadOrder(f.headOrder)
+	if err != nil {
+		return err
+	}
+	f.spec.HeadOrder = order
 	bar, obs := simRun(benchMeter(stderr, *f.output), f.spec.Jobs, "")
 	r, err := bench.RunScale(f.spec, obs...)
 	if err != nil {

@@ -56,12 +56,13 @@ func TestBenchScaleCommand(t *testing.T) {
 
 func TestBenchScaleCommandErrors(t *testing.T) {
 	for flag, args := range map[string][]string{
-		"--nodes":   {"--nodes", "0"},
-		"--jobs":    {"--jobs", "-1"},
-		"--queues":  {"--queues", "many"},
-		"--cohorts": {"--queues", "2", "--cohorts", "3"},
-		"--spread":  {"--spread", "-1h"},
-		"--output":  {"-o", "xml"},
+		"--nodes":      {"--nodes", "0"},
+		"--jobs":       {"--jobs", "-1"},
+		"--queues":     {"--queues", "many"},
+		"--cohorts":    {"--queues", "2", "--cohorts", "3"},
+		"--spread":     {"--spread", "-1h"},
+		"--output":     {"-o", "xml"},
+		"--head-order": {"--head-order", "fast"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(append([]string{"bench", "scale"}, args...), nil, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), flag) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -20,6 +21,8 @@ type ScaleSpec struct {
 	Cohorts int
 	Seed    int64
 	Spread  time.Duration
+	// HeadOrder is the engine's order of visits ("": the default, priority).
+	HeadOrder engine.HeadOrder
 }
 
 // Validate reports a spec that cannot be generated.

@@ -48,7 +48,7 @@ type ScaleResult struct {
 }
 
 // RunScale generates spec's fleet and simulates it to completion with the default policy
-// (engine.DefaultPolicy, as `gantry simulate` runs it), measuring time and memory. Extra
+// (engine.DefaultPolicy, as `gantry simulate` runs it; spec.HeadOrder its order), measuring time and memory. Extra
 // observers (a progress line) see the run too; their cost is measured with it.
 func RunScale(spec ScaleSpec, extra ...sim.Observer) (ScaleResult, error) {
 	start := time.Now()
@@ -62,7 +62,9 @@ func RunScale(spec ScaleSpec, extra ...sim.Observer) (ScaleResult, error) {
 	cpu0, _ := processUsage()
 	start = time.Now()
 	kpis := report.NewKPICollector(report.KPIOptions{Shapes: report.ShapesOf(objs.Workloads)})
-	s, err := sim.New(objs, sim.Options{Policy: engine.DefaultPolicy(), Observers: append([]sim.Observer{kpis}, extra...)})
+	pol := engine.DefaultPolicy()
+	pol.HeadOrder = spec.HeadOrder
+	s, err := sim.New(objs, sim.Options{Policy: pol, Observers: append([]sim.Observer{kpis}, extra...)})
 	if err != nil {
 		return ScaleResult{}, fmt.Errorf("bench scale: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
@@ -94,3 +95,33 @@ func benchmarkScale(b *testing.B, nodes, jobs int) {
 
 func BenchmarkScale100Nodes1000Jobs(b *testing.B)   { benchmarkScale(b, 100, 1000) }
 func BenchmarkScale1000Nodes10000Jobs(b *testing.B) { benchmarkScale(b, 1000, 10000) }
+
+// ScaleSpec.HeadOrder reaches the engine: Kueue's head order finishes every job too,
+// with other decisions than the default priority order on a fleet with borrowing.
+func TestRunScaleHeadOrder(t *testing.T) {
+	spec := ScaleSpec{Nodes: 20, Jobs: 300, Queues: 6, Cohorts: 2, Seed: 5}
+	plain, err := RunScale(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.HeadOrder = engine.HeadOrderKueue
+	kueue, err := RunScale(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kueue.Finished != spec.Jobs || kueue.StillPending != 0 {
+		t.Fatalf("kueue head order: %d of %d finished, %d never placed", kueue.Finished, spec.Jobs, kueue.StillPending)
+	}
+	if kueue.Considered == plain.Considered && kueue.MeanWait == plain.MeanWait && kueue.Makespan == plain.Makespan {
+		t.Errorf("the same run under both head orders (%d considered, mean wait %s): the order did not reach the engine",
+			kueue.Considered, kueue.MeanWait.Duration())
+	}
+}
+
+// An unknown head order is refused by the engine's configuration.
+func TestRunScaleRejectsUnknownHeadOrder(t *testing.T) {
+	_, err := RunScale(ScaleSpec{Nodes: 2, Jobs: 4, Queues: 2, Cohorts: 1, Seed: 1, HeadOrder: "fastest"})
+	if err == nil || !strings.Contains(err.Error(), "headOrder") {
+		t.Fatalf("RunScale = %v, want an error naming headOrder", err)
+	}
+}
