@@ -56,7 +56,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 		Now: w.Now, Rand: s.rng, TieSeed: &s.seed, Cluster: w.Cluster, Running: w.Running, Flavors: s.flavors,
 		History: s.history, InFlight: make(map[api.WorkloadID]bool, s.leaving.Len()+len(w.InFlight)),
 		Nominated: s.nominated, PreemptedBy: s.preemptedBy, Previous: map[api.WorkloadID]plan.Reservation{},
-		RunningScratch: &s.byEnd, Checks: w.Checks,
+		RunningScratch: &s.byEnd, RunningEdits: w.RunningEdits, Checks: w.Checks,
 	}
 	in.Quota = NewAdmissionQuota(w.Quota.Clone(), protectedBy(w))
 	for _, id := range w.InFlight {

@@ -273,6 +273,9 @@ type Input struct {
 	// (placement.RunningByEnd.Reset): a driver that keeps one across cycles spares the
 	// cycle a copy of every running workload. Its contents are the cycle's.
 	RunningScratch *placement.RunningByEnd
+	// RunningEdits, with RunningScratch, is the driver's account of what changed in
+	// Running since the scratch last took it (placement.RunningByEnd.ResetEdited).
+	RunningEdits *placement.RunningEdits
 	// Checks answers for Kueue's admission checks (checks.go); nil: no ClusterQueue
 	// has any.
 	Checks AdmissionChecks

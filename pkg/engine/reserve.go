@@ -282,11 +282,15 @@ func (c *cycle) previous(id api.WorkloadID) *placement.Reservation {
 // reservation can be planned over it).
 func (c *cycle) runningByEnd() *placement.RunningByEnd {
 	if c.byEnd == nil {
-		byEnd := c.in.RunningScratch
-		if byEnd == nil {
+		byEnd, err := c.in.RunningScratch, error(nil)
+		switch {
+		case byEnd == nil: // a fresh one: the driver's account is not for it
 			byEnd = &placement.RunningByEnd{}
+			err = byEnd.Reset(c.in.Running)
+		default:
+			err = byEnd.ResetEdited(c.in.Running, c.in.RunningEdits)
 		}
-		if byEnd.Reset(c.in.Running) != nil {
+		if err != nil {
 			return nil
 		}
 		c.byEnd = byEnd

@@ -233,6 +233,10 @@ type World struct {
 	// Quota is the authoritative admitted usage; the cycle works on a clone.
 	Quota   *admission.Quota
 	Running []placement.Running
+	// RunningEdits is the driver's account of the positions of Running it wrote since
+	// a cycle last took it (nil: the driver keeps none, and a cycle that plans
+	// reservations reads the whole list).
+	RunningEdits *placement.RunningEdits
 	// InFlight are workloads leaving that the scheduler did not notice itself (an
 	// evicted workload whose pods are still terminating on a cluster).
 	InFlight []api.WorkloadID

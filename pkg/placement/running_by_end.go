@@ -38,6 +38,8 @@ type RunningByEnd struct {
 	added             []api.WorkloadID
 	valid             bool
 	gone              []bool
+	// edits is the driver's account the last ResetEdited took (running_edits.go).
+	edits *RunningEdits
 }
 
 // NewRunningByEnd checks rs (IDs present and unique, no negative amounts) and orders
@@ -76,6 +78,12 @@ func (r *RunningByEnd) Reset(rs []Running) error {
 			return err
 		}
 	}
+	r.relist(rs)
+	return nil
+}
+
+// relist points the walk order at rs's elements (r.sorted holds their keys).
+func (r *RunningByEnd) relist(rs []Running) {
 	r.list = slices.Grow(r.list[:0], len(rs))
 	r.ends = slices.Grow(r.ends[:0], len(rs))
 	for _, k := range r.sorted {
@@ -83,7 +91,6 @@ func (r *RunningByEnd) Reset(rs []Running) error {
 		r.ends = append(r.ends, endTime{sec: k.sec, nsec: k.nsec})
 	}
 	r.grouped = false
-	return nil
 }
 
 // rebuild checks every workload of rs and sorts next (its keys) into r.sorted.

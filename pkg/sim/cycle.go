@@ -14,7 +14,8 @@ import (
 
 // runCycle asks the scheduler for a plan over the model, commits it and hands it back.
 func (s *Simulator) runCycle() error {
-	p := s.sched.Cycle(engine.World{Now: s.clock(), Cluster: s.snap, Quota: s.quota, Running: s.runningViews(), Checks: s.admissionChecks()})
+	p := s.sched.Cycle(engine.World{Now: s.clock(), Cluster: s.snap, Quota: s.quota, Running: s.runningViews(),
+		RunningEdits: &s.views.edits, Checks: s.admissionChecks()})
 	if p.IsEmpty() {
 		return nil // nothing to decide (or all parked until a change): no polling
 	}
@@ -44,12 +45,14 @@ func (s *Simulator) runningViews() []placement.Running {
 	for _, st := range c.fresh {
 		if st.viewAt >= 0 {
 			c.list[st.viewAt] = s.runningView(st)
+			c.edits.Touch(st.viewAt)
 		}
 	}
 	c.fresh = c.fresh[:0]
 	for i := 0; c.checkpointing > 0 && i < len(c.of); i++ { // most fleets: none, no walk
 		if st := c.of[i]; st.w.Timing.CheckpointEvery > 0 {
 			c.list[i] = s.runningView(st)
+			c.edits.Touch(i)
 		}
 	}
 	return c.list
@@ -64,6 +67,9 @@ type runningCache struct {
 	of            []*wlState
 	fresh         []*wlState
 	checkpointing int
+	// edits are the positions of list written since a cycle last read them (the
+	// scheduler's reservation walks bring their order up to date from them).
+	edits placement.RunningEdits
 }
 
 // move adds st to the running workloads (in) or drops it; st.viewAt is its place in
@@ -75,6 +81,7 @@ func (c *runningCache) move(st *wlState, in bool) {
 		st.viewAt = len(c.of)
 		c.of = append(c.of, st)
 		c.list = append(c.list, placement.Running{ID: st.id})
+		c.edits.Touch(len(c.list) - 1)
 		c.fresh = append(c.fresh, st)
 		if st.w.Timing.CheckpointEvery > 0 {
 			c.checkpointing++
@@ -88,6 +95,7 @@ func (c *runningCache) move(st *wlState, in bool) {
 		c.of[i].viewAt = i
 		c.of[last], c.list[last] = nil, placement.Running{}
 		c.of, c.list = c.of[:last], c.list[:last]
+		c.edits.Touch(i)
 		st.viewAt = -1
 	}
 }
