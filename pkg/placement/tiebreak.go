@@ -6,11 +6,12 @@ import (
 )
 
 // best returns the index into slots of the best fitting node, ties broken by the seeded
-// random (reservoir sampling, so each tied node is equally likely); -1 when none fits.
-// It reads the dense scores, and on a uniform fleet every slot is a tie that costs a
-// draw, so the common draw (drawsZero's) is written out here.
+// random (one draw picks among the tied nodes, each equally likely); -1 when none fits.
+// It reads the dense scores twice: once for the top score and how many share it, once
+// for the tie drawn. (Drawing once per tied node, as reservoir sampling does, was three
+// quarters of placing a gang on a uniform fleet of 10,000 nodes.)
 func (c *chooser) best() int {
-	best, ties := -1, int32(0)
+	best, ties := -1, 0
 	top := int64(noSlot)
 	for k, sc := range c.scores {
 		if sc < top || (sc == noSlot && !c.slots[k].ok) {
@@ -20,24 +21,21 @@ func (c *chooser) best() int {
 			best, ties, top = k, 1, sc
 			continue
 		}
-		if ties++; c.rnd == nil {
-			continue
-		}
-		if ties&(ties-1) == 0 { // ties < len(slots) <= MaxInt32
-			if drawsZero(c.rnd, int(ties)) {
-				best = k
+		ties++
+	}
+	if ties < 2 || c.rnd == nil {
+		return best
+	}
+	pick := c.rnd.Intn(ties)
+	for k := best; k < len(c.scores); k++ {
+		if c.scores[k] == top && (top != noSlot || c.slots[k].ok) {
+			if pick == 0 {
+				return k
 			}
-			continue
-		}
-		v := int32(c.rnd.Int63() >> 32)
-		if v > math.MaxInt32-ties {
-			v = redraw(c.rnd, v, ties)
-		}
-		if v%ties == 0 {
-			best = k
+			pick--
 		}
 	}
-	return best
+	return best // not reached: the first pass counted ties tied slots
 }
 
 // drawsZero reports whether rnd.Intn(n) would return 0, drawing from rnd exactly as
