@@ -39,10 +39,10 @@ func (c *chooser) best() int {
 }
 
 // drawsZero reports whether rnd.Intn(n) would return 0, drawing from rnd exactly as
-// Intn does, so the random stream after it is the same. Ties among equal scores are
-// broken by one such draw per tied node, and on a large uniform fleet that is hundreds
-// of thousands of draws per gang: Intn divides twice per draw (its rejection bound and
-// the remainder), while here the bound is computed only for the rare draws close to it.
+// Intn does, so the random stream after it is the same. The scan policies (policy_scan.go,
+// the paper's baselines) break ties by one such draw per tied node, as their reference
+// simulator does: Intn divides twice per draw (its rejection bound and the remainder),
+// while here the bound is computed only for the rare draws close to it.
 //
 // For n up to MaxInt32, math/rand's Intn(n) is Int31n(int32(n)): for a power of two,
 // Int31() & (n-1); otherwise v := Int31() drawn again while v > max, where max is
