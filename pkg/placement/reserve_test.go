@@ -416,12 +416,7 @@ func TestRunningByEndResetSequence(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var r RunningByEnd
 		var rs []Running
-		next := 0
-		fresh := func() Running {
-			next++
-			return Running{ID: api.WorkloadID(fmt.Sprintf("w%04d", next)),
-				ExpectedEnd: time.Unix(int64(rapid.IntRange(0, 20).Draw(t, "end")), 0)}
-		}
+		fresh := freshRunning(t)
 		for step := rapid.IntRange(1, 12).Draw(t, "steps"); step > 0; step-- {
 			for n := rapid.IntRange(0, 6).Draw(t, "changes"); n > 0; n-- {
 				switch op := rapid.IntRange(0, 5).Draw(t, "op"); {
@@ -440,9 +435,7 @@ func TestRunningByEndResetSequence(t *testing.T) {
 				}
 			}
 			if rapid.IntRange(0, 3).Draw(t, "fixAll") == 0 { // sometimes a clean list again
-				rs = slices.DeleteFunc(rs, func(x Running) bool { return x.GPUMilli < 0 })
-				seen := map[api.WorkloadID]bool{}
-				rs = slices.DeleteFunc(rs, func(x Running) bool { dup := seen[x.ID]; seen[x.ID] = true; return dup })
+				rs = clean(rs)
 			}
 			want, wantErr := NewRunningByEnd(slices.Clone(rs))
 			err := r.Reset(slices.Clone(rs))
@@ -458,9 +451,7 @@ func TestRunningByEndResetSequence(t *testing.T) {
 				}
 			}
 			if err != nil { // the caller would not keep a list it cannot use
-				rs = slices.DeleteFunc(rs, func(x Running) bool { return x.GPUMilli < 0 })
-				seen := map[api.WorkloadID]bool{}
-				rs = slices.DeleteFunc(rs, func(x Running) bool { dup := seen[x.ID]; seen[x.ID] = true; return dup })
+				rs = clean(rs)
 			}
 		}
 	})

@@ -146,6 +146,14 @@ func (r *RunningByEnd) patch(next []endKey) bool {
 		r.ids.ids[k.id] = true
 		fresh = append(fresh, k)
 	}
+	r.replaceGone(fresh)
+	r.in, r.spare = next, r.in
+	return true
+}
+
+// replaceGone drops from the walk order the keys whose old position is marked gone and
+// merges in fresh (sorted here).
+func (r *RunningByEnd) replaceGone(fresh []endKey) {
 	slices.SortFunc(fresh, compareEndKeys)
 	kept := r.sorted[:0]
 	for _, k := range r.sorted {
@@ -154,8 +162,6 @@ func (r *RunningByEnd) patch(next []endKey) bool {
 		}
 	}
 	r.sorted = mergeEndKeys(kept, fresh)
-	r.in, r.spare = next, r.in
-	return true
 }
 
 // mergeEndKeys merges two sorted key lists (a is kept and grown in place).

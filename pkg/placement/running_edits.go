@@ -98,14 +98,7 @@ func (r *RunningByEnd) patchAt(rs []Running, at []int32) bool {
 		e := endTimeOf(x.ExpectedEnd)
 		fresh = append(fresh, endKey{sec: e.sec, nsec: e.nsec, id: x.ID, at: p})
 	}
-	slices.SortFunc(fresh, compareEndKeys)
-	kept := r.sorted[:0]
-	for _, k := range r.sorted {
-		if !r.gone[k.at] {
-			kept = append(kept, k)
-		}
-	}
-	r.sorted = mergeEndKeys(kept, fresh)
+	r.replaceGone(fresh)
 	if cap(r.in) < n {
 		r.in = slices.Grow(r.in, n-len(r.in))
 	}

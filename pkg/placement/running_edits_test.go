@@ -20,12 +20,7 @@ func TestRunningByEndResetEditedSequence(t *testing.T) {
 		var r RunningByEnd
 		var ed RunningEdits
 		var rs []Running
-		next := 0
-		fresh := func() Running {
-			next++
-			return Running{ID: api.WorkloadID(fmt.Sprintf("w%04d", next)),
-				ExpectedEnd: time.Unix(int64(rapid.IntRange(0, 20).Draw(t, "end")), 0)}
-		}
+		fresh := freshRunning(t)
 		for step := rapid.IntRange(1, 25).Draw(t, "steps"); step > 0; step-- {
 			for n := rapid.IntRange(0, 6).Draw(t, "changes"); n > 0; n-- {
 				// Mostly the changes a simulator makes between cycles; now and then a bad
@@ -84,6 +79,17 @@ func TestRunningByEndResetEditedSequence(t *testing.T) {
 			}
 		}
 	})
+}
+
+// freshRunning makes running workloads with new IDs (w0001, w0002, ...) and ends drawn
+// from 21 instants, so that ends tie often.
+func freshRunning(t *rapid.T) func() Running {
+	next := 0
+	return func() Running {
+		next++
+		return Running{ID: api.WorkloadID(fmt.Sprintf("w%04d", next)),
+			ExpectedEnd: time.Unix(int64(rapid.IntRange(0, 20).Draw(t, "end")), 0)}
+	}
 }
 
 // clean drops bad amounts and repeated IDs.
