@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BIN     ?= bin/gantry
 
-.PHONY: all build test unit test-env lint bench bench-k8s bench-quality generate fuzz image clean
+.PHONY: all build test unit test-env lint bench bench-k8s bench-k8s-fleet bench-quality generate fuzz image clean
 
 all: build
 
@@ -40,6 +40,13 @@ bench:
 bench-k8s: test-env
 	@bash hack/bench-env.sh
 	$(GO) test -count=1 -tags k8sscale -run '^TestBenchK8s$$' -timeout 60m -v ./pkg/controller
+
+# Gantry alone at a fleet's size (not part of `make test`): 10,000 KWOK nodes, 100,000
+# one-GPU pods in plain-pod gangs of 8, each pod ending 300 s after it runs
+# (GANTRY_FLEET_NODES, GANTRY_FLEET_PODS, GANTRY_FLEET_RUN_SECONDS).
+bench-k8s-fleet: test-env
+	@bash hack/bench-env.sh
+	$(GO) test -count=1 -tags k8sscale -run '^TestBenchK8sFleet$$' -timeout 80m -v ./pkg/controller
 
 # Decision quality against the published record (not part of `make test`): the FGD paper's
 # fragmentation table over the 17 openb variants and the Philly queueing and ETA tables,

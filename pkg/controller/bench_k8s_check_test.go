@@ -46,15 +46,16 @@ func checkGangsWhole(pods []podTimes, size int) []string {
 	return problems
 }
 
-// checkNoOvercommit reports nodes whose bound pods ask for more GPUs than the node's
-// allocatable, and device IDs (Gantry's annotation) held by two pods on one node.
+// checkNoOvercommit reports nodes whose live bound pods ask for more GPUs than the
+// node's allocatable, and device IDs (Gantry's annotation) held by two live pods on one
+// node. A pod that has finished holds nothing: its GPUs may be another pod's since.
 func checkNoOvercommit(pods []corev1.Pod, allocatable map[string]int64) []string {
 	used := map[string]int64{}
 	holder := map[string]string{}
 	var problems []string
 	for i := range pods {
 		p := &pods[i]
-		if p.Spec.NodeName == "" {
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		used[p.Spec.NodeName] += gpusOf(p)
@@ -87,6 +88,8 @@ func TestBenchChecks(t *testing.T) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
 		return p
 	}
+	finished := func(p corev1.Pod) corev1.Pod { p.Status.Phase = corev1.PodSucceeded; return p }
+	failed := func(p corev1.Pod) corev1.Pod { p.Status.Phase = corev1.PodFailed; return p }
 	alloc := map[string]int64{"n1": 1, "n2": 8}
 	for _, tc := range []struct {
 		name string
@@ -97,6 +100,8 @@ func TestBenchChecks(t *testing.T) {
 		{"overcommit", []corev1.Pod{pod("a", "n1", ""), pod("b", "n1", "")}, "node n1: 2 GPUs bound, 1 allocatable"},
 		{"shared device", []corev1.Pod{pod("a", "n2", "3"), pod("b", "n2", "3")}, "device n2/3 held by both a and b"},
 		{"unknown node", []corev1.Pod{pod("a", "n9", "")}, "node n9"},
+		{"a finished pod holds nothing", []corev1.Pod{finished(pod("a", "n1", "0")), pod("b", "n1", "0")}, ""},
+		{"a failed pod holds nothing", []corev1.Pod{pod("a", "n2", "3"), failed(pod("b", "n2", "3"))}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := checkNoOvercommit(tc.pods, alloc)

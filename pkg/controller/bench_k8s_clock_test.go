@@ -22,11 +22,12 @@ type podClock struct {
 	now     func() time.Time
 	gangKey func(*corev1.Pod) string // "" when the pod is in no gang
 
-	mu     sync.Mutex
-	pods   map[types.UID]*podTimes
-	bound  int
-	last   time.Time // the latest bind seen
-	faults []string
+	mu       sync.Mutex
+	pods     map[types.UID]*podTimes
+	bound    int
+	finished int       // pods seen Succeeded or Failed
+	last     time.Time // the latest bind seen
+	faults   []string
 }
 
 // podTimes is one pod's record.
@@ -34,6 +35,7 @@ type podTimes struct {
 	name, gang, node string
 	gpus             int64
 	seen, bound      time.Time
+	finished         time.Time // when first seen Succeeded or Failed; zero while live
 }
 
 func newPodClock(now func() time.Time, gangKey func(*corev1.Pod) string) *podClock {
@@ -49,6 +51,10 @@ func (c *podClock) observe(p *corev1.Pod) {
 	if r == nil {
 		r = &podTimes{name: p.Name, gang: c.gangKey(p), seen: at, gpus: gpusOf(p)}
 		c.pods[p.UID] = r
+	}
+	if r.finished.IsZero() && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) {
+		r.finished = at
+		c.finished++
 	}
 	switch {
 	case p.Spec.NodeName == "" || p.Spec.NodeName == r.node:
@@ -81,6 +87,13 @@ func (c *podClock) boundCount() (int, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bound, c.last
+}
+
+// finishedCount is how many pods have been seen finished.
+func (c *podClock) finishedCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.finished
 }
 
 // seenCount is how many pods the clock has seen.

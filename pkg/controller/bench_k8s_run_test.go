@@ -272,7 +272,7 @@ func (b *benchRun) waitAllBound(clock *podClock, want int, start time.Time) {
 			b.f.t.Fatalf("%d of %d pods bound after %s (faults: %v)", n, want, now.Sub(start).Round(time.Second), faults)
 		}
 		if now.After(next) {
-			b.f.t.Logf("%s: %d of %d pods bound", now.Sub(start).Round(time.Second), n, want)
+			b.f.t.Logf("%s: %d of %d pods bound, %d finished", now.Sub(start).Round(time.Second), n, want, clock.finishedCount())
 			next = now.Add(10 * time.Second)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -121,7 +121,11 @@ func benchPodName(i int) string { return fmt.Sprintf("p%05d", i) }
 
 // createPods submits the scenario's pods for scheduler; with gangs, pods 8g..8g+7 are
 // gang g in Gantry's annotations, queued to the LocalQueue startGantry made.
-func (b *benchRun) createPods(scheduler string, gangs bool) {
+func (b *benchRun) createPods(scheduler string, gangs bool) { b.createPodsWith(scheduler, gangs, nil) }
+
+// createPodsWith is createPods with edit, when not nil, applied to each pod before
+// its create.
+func (b *benchRun) createPodsWith(scheduler string, gangs bool, edit func(*corev1.Pod)) {
 	ns := b.f.ns
 	runParallel(b.f.t, benchWorkers, b.shape.pods, func(i int) error {
 		w := k8s.MakePod(ns, benchPodName(i)).GPUs("1")
@@ -133,6 +137,9 @@ func (b *benchRun) createPods(scheduler string, gangs bool) {
 		p := w.Obj()
 		p.UID, p.CreationTimestamp = "", metav1.Time{}
 		p.Spec.SchedulerName = scheduler
+		if edit != nil {
+			edit(p)
+		}
 		if _, err := b.cs.CoreV1().Pods(ns).Create(b.f.ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %s: %w", p.Name, err)
 		}

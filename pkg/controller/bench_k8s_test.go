@@ -5,6 +5,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -94,8 +96,15 @@ func runScenario(t *testing.T, cs kubernetes.Interface, shape benchShape, sc ben
 		t.Fatal(err)
 	}
 	defer stopWatch() // before the teardown, whose deletions are no binder's
+	before, err := readAPIRequests(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := b.submitAndStart(sc, clock)
 	b.waitAllBound(clock, shape.pods, start)
+	if after, err := readAPIRequests(ctx, cs); err == nil {
+		t.Logf("writes to the API server until the last bind: %s", after.since(before, 10))
+	}
 	return b.check(clock, sc, start)
 }
 
@@ -150,9 +159,33 @@ func (b *benchRun) check(clock *podClock, sc benchScenario, start time.Time) ben
 	if sc.gangs {
 		gangs = b.gangs
 	}
+	if dir := os.Getenv("GANTRY_BENCH_DUMP"); dir != "" {
+		dumpPodTimes(t, filepath.Join(dir, sc.sub+".csv"), pods, b.gangs)
+	}
 	r, err := resultOf(sc.row, start, pods, gangs, sc.bindOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// dumpPodTimes writes one line per pod (name, gang, gang created, seen, bound and
+// finished, Unix milliseconds, 0 for never) to path, for a look at where a scenario's
+// time went (GANTRY_BENCH_DUMP names the folder).
+func dumpPodTimes(t *testing.T, path string, pods []podTimes, gangs *gangClock) {
+	ms := func(at time.Time) int64 {
+		if at.IsZero() {
+			return 0
+		}
+		return at.UnixMilli()
+	}
+	var b strings.Builder
+	b.WriteString("pod,gang,gang_created_ms,seen_ms,bound_ms,finished_ms\n")
+	for _, p := range pods {
+		created, _ := gangs.get(p.gang)
+		fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d\n", p.name, p.gang, ms(created), ms(p.seen), ms(p.bound), ms(p.finished))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Errorf("GANTRY_BENCH_DUMP: %v", err)
+	}
 }

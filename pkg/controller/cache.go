@@ -25,8 +25,10 @@ type stateCache struct {
 	nodes     keyed[nodeEntry]
 	nodeView  *nodeView // nil when a node changed since it was built
 	nodeGen   uint64    // counts nodeView builds: a new one means some node changed
+	base      baseSnapshots
 	workloads workloadStore
 	pods      podStore
+	touched   *gangTouches // plain-pod gangs whose pods changed, for the gang maker
 	dra       draStore
 	now       func() time.Time // ages assumed Workloads
 
@@ -37,7 +39,7 @@ type stateCache struct {
 }
 
 func newStateCache() *stateCache {
-	return &stateCache{classes: map[string]int32{}, pods: newPodStore(), now: time.Now}
+	return &stateCache{classes: map[string]int32{}, pods: newPodStore(), touched: newGangTouches(), now: time.Now}
 }
 
 // apply records an added or updated object; kinds the cache does not keep are ignored.
@@ -69,6 +71,7 @@ func (c *stateCache) apply(obj any) bool {
 		c.workloads.observe(o)
 	case *corev1.Pod:
 		c.pods.put(o)
+		c.touched.touch(o)
 	}
 	return true
 }
@@ -181,7 +184,7 @@ func (c *stateCache) snapshot() *world {
 	dv := c.dra.current()
 	objs = c.dra.withClasses(objs, dv)
 	return &world{dra: dv,
-		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy, nodeGen: c.nodeGen,
+		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy, nodeGen: c.nodeGen, base: &c.base,
 		knownNodes: nv.known, notReady: nv.notReady,
 		workloads:   c.workloads.copies(),
 		pods:        c.pods.all.sorted(),

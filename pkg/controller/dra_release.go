@@ -22,8 +22,8 @@ import (
 // reserved for nobody is deallocated the same way. A failed write is retried by a
 // later pass (the claim is still found).
 func (ctl *Controller) releaseClaims(ctx context.Context, w *world) {
-	if w.dra == nil {
-		return
+	if w.dra == nil || len(w.dra.claims) == 0 {
+		return // no claim to release (and no pass-long walk over every pod for it)
 	}
 	stale := stalePods(w)
 	if len(stale) == 0 {
@@ -44,11 +44,20 @@ func (ctl *Controller) releaseClaims(ctx context.Context, w *world) {
 // stalePods are the UIDs of Gantry's pods that are not bound, not deleted and not in
 // an admitted workload: a reservation for one of them holds devices nothing will use.
 func stalePods(w *world) map[types.UID]bool {
-	covered := admittedPodUIDs(w)
-	out := map[types.UID]bool{}
+	var waiting []*corev1.Pod
 	for _, p := range w.pods {
 		if p.Spec.SchedulerName == SchedulerName && p.Spec.NodeName == "" && p.DeletionTimestamp == nil &&
-			len(p.Spec.ResourceClaims) > 0 && !covered[p.UID] && p.Status.Phase == corev1.PodPending {
+			len(p.Spec.ResourceClaims) > 0 && p.Status.Phase == corev1.PodPending {
+			waiting = append(waiting, p)
+		}
+	}
+	out := map[types.UID]bool{}
+	if len(waiting) == 0 {
+		return out // the admitted workloads' pods need not be gathered
+	}
+	covered := admittedPodUIDs(w)
+	for _, p := range waiting {
+		if !covered[p.UID] {
 			out[p.UID] = true
 		}
 	}

@@ -104,7 +104,7 @@ func buildState(w *world, convert modelOf) (*cycleState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quota: %w", err)
 	}
-	snap, err := cluster.NewSnapshot(w.nodes, w.objs.Topologies)
+	snap, err := w.base.get(w.nodes, w.nodeGen, w.objs.Topologies)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

@@ -37,7 +37,7 @@ func (ctl *Controller) syncJobs(ctx context.Context, wls workloadLookup, now tim
 			queued = append(queued, job)
 		}
 	}
-	each(len(queued), func(i int) {
+	each(len(queued), syncWorkers, func(i int) {
 		job := queued[i]
 		wl := wls(job.Namespace + "/" + WorkloadNameForJob(job.Name))
 		if err := ctl.syncJob(ctx, job, wl, now); err != nil {

@@ -153,6 +153,9 @@ func podLabelOf(kind string) (string, func(*corev1.Pod) string) {
 	if kind == "Job" {
 		return batchv1.JobNameLabel, podSetOfJob
 	}
+	if kind == KindPodGang || kind == KindPodGroup {
+		return "", noPodSet // found by gang; asked for every plain-pod gang every pass, so the kinds are not walked
+	}
 	if isServingKind(kind) {
 		return "", servingPodSet // found by gang (servingGangOf), not by a label
 	}
@@ -161,8 +164,11 @@ func podLabelOf(kind string) (string, func(*corev1.Pod) string) {
 			return k.PodLabel, k.PodSetOf
 		}
 	}
-	return "", func(*corev1.Pod) string { return "" }
+	return "", noPodSet
 }
+
+// noPodSet is the pod set of a pod whose kind names none: "" fits any slot.
+func noPodSet(*corev1.Pod) string { return "" }
 
 // conditionFinished reads status.conditions for a true success or failure type.
 func conditionFinished(success, failure string) func(u *unstructured.Unstructured) (bool, bool) {

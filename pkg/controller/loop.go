@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/api"
@@ -60,8 +61,11 @@ type Controller struct {
 	sched      scheduling // the engine's scheduler and what feeds it, kept between passes
 	binds      *bindPipeline
 	queues     *latest[queueWrite] // queue statuses, written off the pass
+	gpus       *latest[gpuCount]   // GPU metrics, counted off the pass
 	wake       *wakeup
 	watch      *watcher
+	// gangMu is held while plain-pod gangs are synced, by a pass or the gang maker.
+	gangMu sync.Mutex
 	// Set by each pass for the loop: retry soon, and the next preemption deadline.
 	retry        bool
 	nextDeadline time.Time
@@ -105,6 +109,7 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	// Workload, as a claim that holds the gang before binding is.
 	ctl.binds.refused = ctl.noteClaimHold
 	ctl.queues = newLatest(func(q queueWrite) { ctl.writeQueueStatuses(q.ctx, q.cs) })
+	ctl.gpus = newLatest(metrics.observeGPUsOf)
 	return ctl, nil
 }
 
@@ -121,6 +126,7 @@ func (ctl *Controller) Start(ctx context.Context) error {
 	// Binds run off the pass; none outlives the controller (a new leader or a restart
 	// must not race binds of the old one).
 	defer ctl.queues.wait()
+	defer ctl.gpus.wait()
 	defer ctl.binds.wait()
 	ctl.watch.wake = ctl.wake
 	if missing := ctl.watch.ensure(ctx); len(missing) > 0 {
@@ -131,6 +137,13 @@ func (ctl *Controller) Start(ctx context.Context) error {
 		return nil
 	}
 	ctl.log.V(1).Info("cache filled", "took", time.Since(began))
+	var maker sync.WaitGroup
+	defer maker.Wait()
+	maker.Add(1)
+	go func() {
+		defer maker.Done()
+		ctl.makeGangs(ctx)
+	}()
 	ctl.wake.Poke()
 	var last time.Time
 	for {
@@ -188,7 +201,8 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 		return err
 	}
 	ctl.syncKinds(ctx, ctl.cache.workload, now)
-	w := ctl.syncGangs(ctx, ctl.cache.snapshot(), now)
+	w := ctl.syncGangs(ctx, now)
+	synced := time.Since(start)
 	ctl.evictLost(ctx, w, now)
 	ctl.evictUnhealthy(ctx, w, now)
 	ctl.evictDue(ctx, w, now)
@@ -205,6 +219,7 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 		}
 	}
 	ctl.reportInvalid(ctx, cs, now)
+	built := time.Since(start)
 	p, err := ctl.schedule(ctx, w, cs, now)
 	for _, warn := range cs.warnings {
 		ctl.log.Info("state", "warning", warn)
@@ -214,23 +229,41 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	}
 	ctl.bindAll(ctx, w, now)
 	ctl.queues.offer(queueWrite{ctx: ctx, cs: &cycleState{byID: cs.byID, quota: cs.quota.Clone()}})
-	ctl.metrics.observeCycle(cs, ctl.sched.s, time.Since(start))
-	ctl.log.V(1).Info("pass", "took", time.Since(start), "running", len(cs.running),
+	g := ctl.metrics.observeCycle(cs, ctl.sched.s, time.Since(start))
+	g.ctx = ctx
+	ctl.gpus.offer(g)
+	ctl.log.V(1).Info("pass", "took", time.Since(start), "synced", synced, "built", built, "running", len(cs.running),
 		"admitted", len(p.Admissions), "rejected", len(p.Rejections))
 	return nil
 }
 
 // syncGangs creates the Workloads of complete pod gangs and finishes those of ended
-// ones (syncPodGangs) for gangCreateWorkers gangs at once: creating a thousand gangs'
-// Workloads one round trip after another would hold the pass for seconds. When a gang
-// had no Workload it takes the snapshot again, so this pass already admits the
-// Workloads just created (the client assumes them in the cache).
-func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *world {
-	index := w.workloadIndex()
+// ones over every pod of the pass (syncGangPods), and returns the pass's snapshot,
+// taken again when it wrote any, so this pass already admits the Workloads just
+// created (the client assumes them in the cache). The gang maker (gangmaker.go)
+// usually made them before the pass began; while it is at work the pass leaves the
+// gangs to it (it pokes a pass when it wrote), rather than wait for its writes or race
+// them. The snapshot is taken under gangMu, so the two never write one gang from
+// different versions.
+func (ctl *Controller) syncGangs(ctx context.Context, now time.Time) *world {
+	if !ctl.gangMu.TryLock() {
+		return ctl.cache.snapshot()
+	}
+	defer ctl.gangMu.Unlock()
+	w := ctl.cache.snapshot()
+	if !ctl.syncGangPods(ctx, lookupIn(w.workloadIndex()), w.pods, now) {
+		return w
+	}
+	return ctl.cache.snapshot()
+}
+
+// syncGangPods runs syncPodGangs over the gangs of pods for gangCreateWorkers gangs at
+// once: creating a thousand gangs' Workloads one round trip after another would take
+// seconds. It reports whether it wrote a Workload.
+func (ctl *Controller) syncGangPods(ctx context.Context, lookup workloadLookup, pods []*corev1.Pod, now time.Time) bool {
 	shardOf := map[string]int{}
 	shards := make([][]*corev1.Pod, gangCreateWorkers)
-	missing := false
-	for _, p := range w.pods {
+	for _, p := range pods {
 		kind, name := gangOf(p)
 		if kind != KindPodGang && kind != KindPodGroup {
 			continue // not a plain-pod gang (serving pods are synced by syncServing)
@@ -240,11 +273,11 @@ func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *
 		if !ok {
 			i = len(shardOf) % gangCreateWorkers
 			shardOf[key] = i
-			missing = missing || index[key] == nil
 		}
 		shards[i] = append(shards[i], p) // each gang whole in one shard, pods in order
 	}
-	lookup := lookupIn(index) // read-only; each gang's Workload is written by its shard only
+	// lookup is read-only here; each gang's Workload is written by its shard only.
+	var wrote atomic.Bool
 	var wg sync.WaitGroup
 	for _, shard := range shards {
 		if len(shard) == 0 {
@@ -253,14 +286,13 @@ func (ctl *Controller) syncGangs(ctx context.Context, w *world, now time.Time) *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctl.syncPodGangs(ctx, lookup, shard, now)
+			if ctl.syncPodGangs(ctx, lookup, shard, now) {
+				wrote.Store(true)
+			}
 		}()
 	}
 	wg.Wait()
-	if !missing {
-		return w
-	}
-	return ctl.cache.snapshot()
+	return wrote.Load()
 }
 
 // gangCreateWorkers is how many gangs' Workloads syncGangs creates at once. Creating

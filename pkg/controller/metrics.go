@@ -1,10 +1,13 @@
 package controller
 
 import (
+	"context"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/cluster"
+	"github.com/gantry-sched/gantry/pkg/devices"
 	"github.com/gantry-sched/gantry/pkg/engine"
 	"github.com/gantry-sched/gantry/pkg/plan"
 	"github.com/gantry-sched/gantry/pkg/resources"
@@ -178,14 +181,36 @@ type decisions interface {
 	Parked(id api.WorkloadID) engine.Park
 }
 
-// observeCycle refreshes the gauges from one pass's state.
-func (m *Metrics) observeCycle(cs *cycleState, d decisions, took time.Duration) {
+// observeCycle refreshes the gauges from one pass's state, but the GPU accounting,
+// which walks every node: it returns what that needs (the pass's cluster, read-only,
+// and the pending shapes), for the pass to hand to observeGPUsOf off its path.
+func (m *Metrics) observeCycle(cs *cycleState, d decisions, took time.Duration) gpuCount {
 	m.cycle.Observe(took.Seconds())
 	pending := cs.pending()
 	m.observePending(cs.quota, pending, d)
 	m.observeAdmitted(cs)
 	m.observeQuota(cs.quota)
-	m.observeGPUs(countGPUUnits(cs.cluster.Overlay(), pending))
+	return gpuCount{snap: cs.cluster, shapes: pendingShapes(pending)}
+}
+
+// gpuCount is one pass's GPU accounting to do: its cluster and the GPU requests of its
+// pending pods.
+type gpuCount struct {
+	ctx    context.Context
+	snap   *cluster.Snapshot
+	shapes []devices.Request
+}
+
+// gpuMetricsEvery spaces the GPU accounting runs: it walks every node (40 ms at
+// 10,000), passes may come five times a second, and a scrape reads it every 15 s or
+// more.
+const gpuMetricsEvery = time.Second
+
+// observeGPUsOf counts and reports one pass's GPU accounting, then waits
+// gpuMetricsEvery (or until g.ctx ends) before the next may run.
+func (m *Metrics) observeGPUsOf(g gpuCount) {
+	m.observeGPUs(countGPUUnits(g.snap.Overlay(), g.shapes))
+	sleepCtx(g.ctx, gpuMetricsEvery)
 }
 
 // observePending counts each pending workload by status and by its latest decision,

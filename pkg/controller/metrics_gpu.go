@@ -36,11 +36,11 @@ type gpuUnits struct {
 	Nodes    map[nodeHealth]int
 }
 
-// countGPUUnits walks the nodes of ov once; pending supplies the shapes in demand.
-func countGPUUnits(ov *cluster.Overlay, pending []engine.Pending) gpuUnits {
+// countGPUUnits walks the nodes of ov once; shapes are the GPU requests in demand
+// (pendingShapes).
+func countGPUUnits(ov *cluster.Overlay, shapes []devices.Request) gpuUnits {
 	u := gpuUnits{Allocated: map[poolMode]resources.MilliGPU{}, Free: map[poolMode]resources.MilliGPU{},
 		Stranded: map[string]resources.MilliGPU{}, Nodes: map[nodeHealth]int{}}
-	shapes := pendingShapes(pending)
 	for i := 0; i < ov.NumNodes(); i++ {
 		nd := ov.Devices(i)
 		if nd == nil {

@@ -54,7 +54,7 @@ func TestCountGPUUnits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := countGPUUnits(snap.Overlay(), tc.pending)
+			u := countGPUUnits(snap.Overlay(), pendingShapes(tc.pending))
 			key := poolMode{Pool: n.Pool, Mode: "exclusive"}
 			if u.Free[key] != tc.wantFree || u.Allocated[key] != 0 {
 				t.Errorf("free %v allocated %v; want %d free, 0 allocated under %v", u.Free, u.Allocated, tc.wantFree, key)

@@ -123,14 +123,17 @@ func WorkloadNameForGang(kind, name string) string {
 }
 
 // syncPodGangs creates the Workload of each complete pod gang and finishes it when all
-// its pods have ended. A gang waits, without a Workload, until all its pods exist.
-func (ctl *Controller) syncPodGangs(ctx context.Context, wls workloadLookup, pods []*corev1.Pod, now time.Time) {
+// its pods have ended, and reports whether it wrote any. A gang waits, without a
+// Workload, until all its pods exist.
+func (ctl *Controller) syncPodGangs(ctx context.Context, wls workloadLookup, pods []*corev1.Pod, now time.Time) (wrote bool) {
 	for _, g := range groupPodGangs(pods) {
 		wl := wls(g.ns + "/" + WorkloadNameForGang(g.kind, g.name))
 		if wl != nil {
 			if len(g.live) == 0 && len(g.done) > 0 && !meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadFinished) {
 				if err := ctl.writeWorkloadStatus(ctx, wl, finishedStatus(wl.Status, g.failed, now)); err != nil {
 					ctl.log.Error(err, "finish gang")
+				} else {
+					wrote = true
 				}
 			}
 			continue
@@ -146,10 +149,14 @@ func (ctl *Controller) syncPodGangs(ctx context.Context, wls workloadLookup, pod
 		if want == nil {
 			continue // not all pods yet, or the PodGroup is not there yet
 		}
-		if err := ctl.c.Create(ctx, want); err != nil && !kerrors.IsAlreadyExists(err) {
+		switch err := ctl.c.Create(ctx, want); {
+		case err == nil:
+			wrote = true
+		case !kerrors.IsAlreadyExists(err):
 			ctl.log.Error(err, "create gang workload", "gang", g.ns+"/"+g.name)
 		}
 	}
+	return wrote
 }
 
 // gangWorkload builds the Workload of g: one pod set "main" of the gang's size with the

@@ -38,7 +38,7 @@ func (ctl *Controller) syncServing(ctx context.Context, now time.Time) {
 		podsByNS[p.Namespace] = append(podsByNS[p.Namespace], p)
 	}
 	// Objects are independent (each writes only its own Workloads).
-	each(len(objs), func(i int) {
+	each(len(objs), syncWorkers, func(i int) {
 		o := objs[i]
 		ns := o.u.GetNamespace()
 		if err := ctl.syncServingObject(ctx, w, o, podsByNS[ns], byOwner[ns+"/"+o.ownerKey()], now); err != nil {

@@ -21,6 +21,7 @@ type world struct {
 	nodes       []cluster.Node
 	nodeIndex   map[string]int
 	nodeGen     uint64              // changes whenever a node changed (stateCache.nodeGen)
+	base        *baseSnapshots      // the cache's snapshots of the nodes alone; nil: build one
 	workloads   []v1alpha1.Workload // by key; shallow copies, see workloadStore.copies
 	pods        []*corev1.Pod       // by key
 	podsByOwner map[podOwner][]*corev1.Pod

@@ -142,18 +142,107 @@ spec:
     delete: true
 `
 
+// kwokFinishStage ends the Running pods annotated KWOKFinishAnnotation=true after d.
+func kwokFinishStage(d time.Duration) string {
+	return fmt.Sprintf(`---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-finish
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.metadata.annotations["%s"]'
+      operator: 'In'
+      values:
+      - 'true'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+  delay:
+    durationMilliseconds: %d
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        reason: PodCompleted
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        reason: PodCompleted
+        type: ContainersReady
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: 0
+            reason: Completed
+            finishedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Succeeded
+`, KWOKFinishAnnotation, d.Milliseconds())
+}
+
 // StartKWOK runs KWOK against the API server as the kubelet of every Node annotated
 // KWOKNodeAnnotation=KWOKNodeValue: such a Node is made Ready (its capacity and
 // allocatable kept), pods bound to it go Running, and its pods being deleted are
 // removed. Node leases are off (nothing here reads them; 2,000 leases renewed every
 // 10 s would be a load of their own). Stop it with StopProgram("kwok").
-func (e *Env) StartKWOK() error {
+func (e *Env) StartKWOK() error { return e.StartKWOKWith(KWOKOptions{}) }
+
+// KWOKOptions change what StartKWOKWith's KWOK plays.
+type KWOKOptions struct {
+	// FinishAfter, when positive, ends every Running pod annotated
+	// KWOKFinishAnnotation=true this long after KWOK made it Running (phase Succeeded,
+	// its containers terminated with exit code 0), so its GPUs are free again; other
+	// pods stay Running.
+	FinishAfter time.Duration
+	// Parallelism, when positive, is how many pod stages KWOK plays at once (its
+	// podPlayStageParallelism, 4 by default): each is one status patch, so at the
+	// default a run with ten thousands of pods to start and end waits on KWOK. (A
+	// KwokConfiguration in the file is taken without KWOK's defaults, so the other
+	// parallelisms are given too, at those defaults.)
+	Parallelism int
+}
+
+// KWOKFinishAnnotation (value "true") marks the pods KWOKOptions.FinishAfter ends.
+const KWOKFinishAnnotation = "kwok.gantry.dev/finish"
+
+// StartKWOKWith is StartKWOK with options.
+func (e *Env) StartKWOKWith(o KWOKOptions) error {
 	bins, err := FindBenchBinaries()
 	if err != nil {
 		return err
 	}
+	text := kwokStages
+	if o.FinishAfter > 0 {
+		text += kwokFinishStage(o.FinishAfter)
+	}
+	if o.Parallelism > 0 {
+		text += fmt.Sprintf(`---
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: %d
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+`, o.Parallelism)
+	}
 	stages := filepath.Join(e.dir, "kwok-stages.yaml")
-	if err := os.WriteFile(stages, []byte(kwokStages), 0o600); err != nil {
+	if err := os.WriteFile(stages, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("kubeenv: kwok stages: %w", err)
 	}
 	p, err := startProcess(e.dir, "kwok", bins.KWOK, []string{
