@@ -51,7 +51,7 @@ func TestBenchK8sFleet(t *testing.T) {
 		submit: func(b *benchRun) { b.createPodsWith(SchedulerName, true, finishing) }}
 	began := time.Now()
 	r := runScenario(t, cs, shape, sc)
-	t.Logf("the whole scenario (nodes, pods, checks, teardown) took %s", time.Since(began).Round(time.Second))
+	t.Logf("the scenario took %s (nodes, pods, checks; the teardown follows)", time.Since(began).Round(time.Second))
 	fmt.Printf("\n%d nodes x %d GPUs (KWOK), %d one-GPU pods (%d gangs), each ending %s after it runs, kube-apiserver %s + etcd, %d CPUs\n\n",
 		shape.nodes, benchNodeGPUs, shape.pods, shape.pods/benchGang, runFor, kubeenv.KubeVersion, runtime.NumCPU())
 	fmt.Print(fleetTable(sc.row, r))

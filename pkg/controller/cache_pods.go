@@ -32,10 +32,12 @@ func newPodStore() podStore {
 	return podStore{byOwner: map[podOwner][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{}, labels: labels}
 }
 
-// put stores p, replacing its previous version in every index.
+// put stores p, replacing its previous version in every index. The key stays in
+// all (unindex, not del): an update keeps its sorted order, which a snapshot would
+// otherwise sort again over every pod after each pod's status change.
 func (s *podStore) put(p *corev1.Pod) {
 	key := podKey(p)
-	s.del(key)
+	s.unindex(key)
 	s.all.put(key, p)
 	for _, o := range s.ownersOf(p) {
 		s.byOwner[o] = withPod(s.byOwner[o], p)
@@ -47,11 +49,16 @@ func (s *podStore) put(p *corev1.Pod) {
 
 // del forgets the pod under key.
 func (s *podStore) del(key string) {
+	s.unindex(key)
+	s.all.del(key)
+}
+
+// unindex takes the pod under key out of the owner and node indices.
+func (s *podStore) unindex(key string) {
 	old, ok := s.all.get(key)
 	if !ok {
 		return
 	}
-	s.all.del(key)
 	for _, o := range s.ownersOf(old) {
 		setOrDelete(s.byOwner, o, withoutPod(s.byOwner[o], key))
 	}

@@ -294,9 +294,13 @@ func TestCachePodsIndexed(t *testing.T) {
 		t.Errorf("pods on n1 = %v, want [p1]", got)
 	}
 
+	order := c.pods.all.keys()
 	bound := labelled.DeepCopy()
 	bound.Spec.NodeName = "n2"
 	c.apply(bound)
+	if again := c.pods.all.keys(); &again[0] != &order[0] {
+		t.Errorf("an update of a known pod made the pod order be sorted again")
+	}
 	done := annotated.DeepCopy()
 	done.Status.Phase = corev1.PodSucceeded
 	c.apply(done)

@@ -64,8 +64,12 @@ type Controller struct {
 	gpus       *latest[gpuCount]   // GPU metrics, counted off the pass
 	wake       *wakeup
 	watch      *watcher
-	// gangMu is held while plain-pod gangs are synced, by a pass or the gang maker.
-	gangMu sync.Mutex
+	// gangMu is held while plain-pod gangs are synced, by a pass or the gang maker;
+	// makerRunning is set while the maker runs, and gangSwept is when a pass last synced
+	// every gang (syncGangs).
+	gangMu       sync.Mutex
+	makerRunning atomic.Bool
+	gangSwept    time.Time
 	// Set by each pass for the loop: retry soon, and the next preemption deadline.
 	retry        bool
 	nextDeadline time.Time
@@ -140,8 +144,10 @@ func (ctl *Controller) Start(ctx context.Context) error {
 	var maker sync.WaitGroup
 	defer maker.Wait()
 	maker.Add(1)
+	ctl.makerRunning.Store(true)
 	go func() {
 		defer maker.Done()
+		defer ctl.makerRunning.Store(false)
 		ctl.makeGangs(ctx)
 	}()
 	ctl.wake.Poke()
@@ -240,22 +246,32 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 // syncGangs creates the Workloads of complete pod gangs and finishes those of ended
 // ones over every pod of the pass (syncGangPods), and returns the pass's snapshot,
 // taken again when it wrote any, so this pass already admits the Workloads just
-// created (the client assumes them in the cache). The gang maker (gangmaker.go)
-// usually made them before the pass began; while it is at work the pass leaves the
-// gangs to it (it pokes a pass when it wrote), rather than wait for its writes or race
-// them. The snapshot is taken under gangMu, so the two never write one gang from
-// different versions.
+// created (the client assumes them in the cache). While the gang maker (gangmaker.go)
+// runs it makes them before the pass, so the pass sweeps every gang only every
+// gangSweepEvery, and not while the maker is at work (it pokes a pass when it wrote),
+// rather than wait for its writes or race them. A sweep takes its snapshot under
+// gangMu, so the two never write one gang from different versions.
 func (ctl *Controller) syncGangs(ctx context.Context, now time.Time) *world {
+	if ctl.makerRunning.Load() && now.Sub(ctl.gangSwept) < gangSweepEvery {
+		return ctl.cache.snapshot() // the maker keeps up; the sweep is a safety net
+	}
 	if !ctl.gangMu.TryLock() {
 		return ctl.cache.snapshot()
 	}
 	defer ctl.gangMu.Unlock()
+	ctl.gangSwept = now
 	w := ctl.cache.snapshot()
 	if !ctl.syncGangPods(ctx, lookupIn(w.workloadIndex()), w.pods, now) {
 		return w
 	}
 	return ctl.cache.snapshot()
 }
+
+// gangSweepEvery is how often a pass syncs every plain-pod gang while the gang maker
+// runs: the maker handles each gang as its pods change, and a sweep over every pod of
+// a 100,000-pod cluster each pass would cost more than it catches (a create that
+// failed, and no pod of its gang changed since).
+const gangSweepEvery = 10 * time.Second
 
 // syncGangPods runs syncPodGangs over the gangs of pods for gangCreateWorkers gangs at
 // once: creating a thousand gangs' Workloads one round trip after another would take
