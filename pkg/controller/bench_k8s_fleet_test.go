@@ -10,8 +10,6 @@ import (
 
 	"github.com/gantry-sched/gantry/internal/testing/kubeenv"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // TestBenchK8sFleet (make bench-k8s-fleet) runs Gantry alone at a fleet's size: the
@@ -29,23 +27,9 @@ func TestBenchK8sFleet(t *testing.T) {
 	if shape.pods == 0 {
 		t.Fatalf("GANTRY_FLEET_PODS=%d: want at least %d pods", envInt("GANTRY_FLEET_PODS", 0), benchGang)
 	}
-	env := kubeenv.Require(t, testEnv)
 	// KWOK patches each pod twice (Running, then Succeeded); at its default four at
 	// once it, not the binder, would bound the run.
-	if err := env.StartKWOKWith(kubeenv.KWOKOptions{FinishAfter: runFor, Parallelism: 32}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.StopProgram("kwok"); err != nil {
-			t.Error(err)
-		}
-	})
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = benchClientQPS, benchClientQPS
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := startBench(t, kubeenv.KWOKOptions{FinishAfter: runFor, Parallelism: 32})
 	sc := benchScenario{row: fmt.Sprintf("Gantry, plain-pod gangs of %d, each pod running %s, QPS %d", benchGang, runFor, benchBinderQPS),
 		sub: "gantry-fleet", gang: gantryGang, gangs: true, setup: (*benchRun).setupQueues, start: (*benchRun).startGantry,
 		submit: func(b *benchRun) { b.createPodsWith(SchedulerName, true, finishing) }}

@@ -45,21 +45,7 @@ func TestBenchK8s(t *testing.T) {
 		t.Fatalf("GANTRY_SCALE_PODS=%d GANTRY_SCALE_NODES=%d: want 8 to %d pods, a multiple of %d (one GPU each, all running at once)",
 			shape.pods, shape.nodes, benchNodeGPUs*shape.nodes, benchGang)
 	}
-	env := kubeenv.Require(t, testEnv)
-	if err := env.StartKWOK(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.StopProgram("kwok"); err != nil {
-			t.Error(err)
-		}
-	})
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = benchClientQPS, benchClientQPS
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := startBench(t, kubeenv.KWOKOptions{})
 	createBind, bindOnly := benchScenarios(shape), benchBindOnlyScenarios()
 	results := map[string]benchResult{}
 	for _, sc := range append(append([]benchScenario(nil), createBind...), bindOnly...) {
@@ -75,6 +61,27 @@ func TestBenchK8s(t *testing.T) {
 	fmt.Print(benchTable(false, createBind, results))
 	fmt.Printf("\nBind only (every pod created and seen first; pods/s from the binder's start to the last bind seen):\n\n")
 	fmt.Print(benchTable(true, bindOnly, results))
+}
+
+// startBench starts KWOK with o on the test control plane (stopped in t's cleanup) and
+// returns the benchmark's own client, fast enough never to throttle the work.
+func startBench(t *testing.T, o kubeenv.KWOKOptions) kubernetes.Interface {
+	env := kubeenv.Require(t, testEnv)
+	if err := env.StartKWOKWith(o); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.StopProgram("kwok"); err != nil {
+			t.Error(err)
+		}
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = benchClientQPS, benchClientQPS
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
 
 // runScenario measures one binder on fresh nodes and a fresh namespace (work and binder
