@@ -67,6 +67,9 @@ func (s *podStore) unindex(key string) {
 	}
 }
 
+// gangOwner is the key a gang's pods are indexed under (podsOf, the gang maker).
+func gangOwner(ns, kind, name string) podOwner { return podOwner{ns, "gang/" + kind, name} }
+
 // ownersOf lists the owners p names (podsOf looks a workload up under the same).
 func (s *podStore) ownersOf(p *corev1.Pod) []podOwner {
 	var out []podOwner
@@ -79,7 +82,7 @@ func (s *podStore) ownersOf(p *corev1.Pod) []podOwner {
 		}
 	}
 	if kind, name := gangOf(p); kind != "" {
-		out = append(out, podOwner{p.Namespace, "gang/" + kind, name})
+		out = append(out, gangOwner(p.Namespace, kind, name))
 	}
 	return out
 }

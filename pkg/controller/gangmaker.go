@@ -29,7 +29,7 @@ func (g *gangTouches) touch(p *corev1.Pod) {
 		return
 	}
 	g.mu.Lock()
-	g.gangs[podOwner{p.Namespace, "gang/" + kind, name}] = struct{}{}
+	g.gangs[gangOwner(p.Namespace, kind, name)] = struct{}{}
 	g.mu.Unlock()
 	select {
 	case g.ch <- struct{}{}:
@@ -78,9 +78,10 @@ const gangMakerPause = 20 * time.Millisecond
 // events come, between passes: a gang whose last pod arrives while a pass runs has
 // its Workload when the next pass starts, which then admits it at once instead of
 // first creating it (a round trip to the API server, all gangs' creates in a pass
-// waiting for the slowest). It looks only at the gangs whose pods changed. The pass
-// still syncs every gang when the maker is idle (syncGangs), the safety net for
-// anything missed here; gangMu keeps the two from working on the same gang at once.
+// waiting for the slowest). It looks only at the gangs whose pods changed. A pass
+// still syncs every gang every gangSweepEvery when the maker is idle (syncGangs), the
+// safety net for anything missed here; gangMu keeps the two from working on the same
+// gang at once.
 func (ctl *Controller) makeGangs(ctx context.Context) {
 	for {
 		select {

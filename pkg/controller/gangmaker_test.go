@@ -29,7 +29,7 @@ func TestGangTouches(t *testing.T) {
 	default:
 		t.Fatal("no signal after touches")
 	}
-	want := []podOwner{{"ns", "gang/" + KindPodGang, "a"}, {"ns", "gang/" + KindPodGang, "b"}, {"ns", "gang/" + KindPodGroup, "v"}}
+	want := []podOwner{gangOwner("ns", KindPodGang, "a"), gangOwner("ns", KindPodGang, "b"), gangOwner("ns", KindPodGroup, "v")}
 	got := g.take()
 	if len(got) != len(want) {
 		t.Fatalf("take = %v, want %v", got, want)

@@ -75,7 +75,7 @@ func podOwnersOf(wl *v1alpha1.Workload) []podOwner {
 		if label, _ := podLabelOf(o.Kind); label != "" {
 			owners = append(owners, podOwner{wl.Namespace, label, o.Name})
 		}
-		owners = append(owners, podOwner{wl.Namespace, "gang/" + o.Kind, o.Name})
+		owners = append(owners, gangOwner(wl.Namespace, o.Kind, o.Name))
 		if o.Kind == "RayJob" {
 			// KubeRay's submitter is a batch Job named after the RayJob.
 			owners = append(owners, podOwner{wl.Namespace, batchv1.JobNameLabel, o.Name})
