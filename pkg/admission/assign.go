@@ -22,6 +22,19 @@ func (q *Quota) Assign(wl *api.Workload, cq string) Assignment {
 // placement could not use this cycle (spot → on-demand fallback). Excluded flavors are
 // listed in Tried with code NoFlavorMatches and the reason "excluded by the caller".
 func (q *Quota) AssignWithout(wl *api.Workload, cq string, without map[string]bool) Assignment {
+	return q.assign(wl, cq, without, false)
+}
+
+// AssignBlocked is Assign for a head whose ClusterQueue may preempt nothing: where only
+// preemption could make room it answers mode Preempt, as Kueue's flavor assigner does,
+// rather than NoFit (Assign's answer, since no victim may be taken). A cycle sizes the
+// quota it holds for such a head from it (Unreclaimable).
+func (q *Quota) AssignBlocked(wl *api.Workload, cq string) Assignment {
+	return q.assign(wl, cq, nil, true)
+}
+
+// assign is Assign; blocked keeps mode Preempt in queues that cannot preempt.
+func (q *Quota) assign(wl *api.Workload, cq string, without map[string]bool, blocked bool) Assignment {
 	a := Assignment{ClusterQueue: cq}
 	if wl == nil {
 		a.Code, a.Message = InvalidWorkload, "nil workload"
@@ -37,7 +50,7 @@ func (q *Quota) AssignWithout(wl *api.Workload, cq string, without map[string]bo
 		a.Code, a.Message = InvalidWorkload, fmt.Sprintf("workload %s: no pod sets", a.Workload)
 		return a
 	}
-	as := &assigner{q: q, wl: wl, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}, without: without}
+	as := &assigner{q: q, wl: wl, cq: n, node: q.s.nodes[n], assumed: map[frID]resources.Amount{}, without: without, blocked: blocked}
 	a.Mode = Fit
 	for i := range wl.PodSets {
 		ps := &wl.PodSets[i]
@@ -112,6 +125,7 @@ type assigner struct {
 	assumed map[frID]resources.Amount
 	ps      []*api.PodSet
 	without map[string]bool // flavors the caller ruled out
+	blocked bool            // AssignBlocked: keep Preempt where no preemption is possible
 }
 
 func (as *assigner) podSet(ps *api.PodSet) PodSetAssignment {
@@ -290,7 +304,7 @@ func (as *assigner) rate(need podSetNeed, g int, flavor *api.ResourceFlavor) (fl
 		choice.resources = append(choice.resources, ResourceAssignment{Resource: r, Flavor: flavor.Name, Amount: amount, Mode: m})
 		choice.cells = append(choice.cells, cell{f, amount})
 	}
-	if choice.mode == Preempt && !as.q.preemptionPossible(as.cq) {
+	if choice.mode == Preempt && !as.blocked && !as.q.preemptionPossible(as.cq) {
 		choice.mode, attempt.Mode, attempt.Code = NoFit, NoFit, WaitingForQuota
 		choice.rank = rank{}
 		attempt.Reasons = append(attempt.Reasons, Why{Kind: WhyNoPreemption})

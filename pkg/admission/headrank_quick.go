@@ -9,8 +9,9 @@ import (
 // for it, where the flavors are forced: every resource w requests is covered by a group
 // that lists one flavor, and the total of each fits what cq has available of it now.
 // Assign could then only choose those flavors (Fit or Borrow), or refuse w for its node
-// labels, and a refused workload's place in the order changes nothing (so a workload
-// short in a queue that cannot preempt, which Assign refuses, gets the zero rank). A
+// labels, and a refused workload's place in the order changes nothing (a workload short
+// in a queue that cannot preempt, which Assign refuses, is ranked as Kueue ranks it,
+// Preempt without candidates, since it may hold quota at its turn). A
 // queue without a cohort has the zero rank. ok is false when Assign must be asked
 // (several flavors, GPU requests converted to gantry.dev/gpu-milli, an uncovered
 // resource, a cell short where the queue may preempt).
@@ -155,9 +156,16 @@ func (q *Quota) QuickHeadRankBy(c *RankCheck, t Totals) (HeadRank, bool) {
 	}
 	for _, cl := range cells {
 		if cl.amount > q.available(c.node, cl.fr) {
-			// Short in its only flavor: Assign answers Preempt, or NoFit where the
-			// queue cannot preempt.
-			return HeadRank{}, !c.preempt
+			// Short in its only flavor: Assign answers Preempt (ask it), or NoFit where
+			// the queue cannot preempt. There Kueue rates the head Preempt without
+			// candidates where it may look for victims at all, and ranks it as it
+			// ranks a fitting one (below); elsewhere the refusal's place changes nothing.
+			if c.preempt {
+				return HeadRank{}, false
+			}
+			if !q.mayPreemptFor(c.node, cl.fr, cl.amount) {
+				return HeadRank{}, true
+			}
 		}
 	}
 	if q.s.fair.Enabled {

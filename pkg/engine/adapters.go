@@ -46,6 +46,38 @@ func (a admissionQuota) Admit(w *api.Workload, as admission.Assignment) error {
 
 func (a admissionQuota) Share(cq string) int64 { return a.q.Share(cq) }
 
+func (a admissionQuota) AssignBlocked(w *api.Workload, cq string) admission.Assignment {
+	return a.q.AssignBlocked(w, cq)
+}
+
+func (a admissionQuota) FitsAfter(as admission.Assignment, held []admission.Assignment, gone []api.WorkloadID) bool {
+	return a.q.FitsAfter(as, held, gone)
+}
+
+func (a admissionQuota) MayHold(cq string) bool { return a.q.MayHold(cq) }
+
+func (a admissionQuota) WithHeld(held []admission.Assignment) Quota {
+	return admissionQuota{q: a.q.WithHeld(held), protected: a.protected}
+}
+
+func (a admissionQuota) FitsHeld(as admission.Assignment, own []admission.FlavorAmount, extra []admission.Assignment, gone []api.WorkloadID) bool {
+	return a.q.FitsHeld(as, own, extra, gone)
+}
+
+func (a admissionQuota) Hold(cq string, usage []admission.FlavorAmount) { a.q.Hold(cq, usage, 1) }
+
+func (a admissionQuota) ShortHeld(p Pending, own []admission.FlavorAmount) bool {
+	if len(own) > 0 {
+		a.q.Hold(p.ClusterQueue, own, -1)
+		defer a.q.Hold(p.ClusterQueue, own, 1)
+	}
+	return a.Short(p)
+}
+
+func (a admissionQuota) Unreclaimable(as admission.Assignment) []admission.FlavorAmount {
+	return a.q.Unreclaimable(as)
+}
+
 // Short asks the question the scheduler compiled for p's queue and shape when it has
 // one (Pending.short), else compiles it.
 func (a admissionQuota) Short(p Pending) bool {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/cluster"
@@ -39,10 +41,18 @@ func (c *cycle) decide(p Pending) bool {
 	switch a.Mode {
 	case admission.NoFit:
 		c.noFit = true
+		if held := c.holding(p); held != nil {
+			c.personal = true
+			c.reject(p, plan.LayerAdmission, plan.ReasonHoldsQuota, &plan.Evidence{Holding: held, Quota: keep(a)})
+			return false
+		}
 		c.reject(p, plan.LayerAdmission, quotaReason(a.Code), quotaEvidence(a))
 		return false
 	case admission.Preempt:
 		c.preemptForQuota(p, a)
+		return false
+	}
+	if c.heldOut(p, a) {
 		return false
 	}
 	if c.checksPending(p, a) { // checks.go: quota first, the placement once checks are Ready
@@ -71,7 +81,7 @@ func (c *cycle) fallback(p Pending, first admission.Assignment) ([]plan.Fallback
 		// and picks the next by its own flavor order and fungibility; placement then
 		// follows the new assignment's flavors.
 		a := c.assign(p, excludedSet(excluded))
-		if !a.Fits() {
+		if _, _, held := c.heldBy(p, a); !a.Fits() || held {
 			tried = append(tried, plan.Fallback{Without: excluded, Quota: keep(a)})
 			return tried, false
 		}
@@ -136,6 +146,7 @@ func (c *cycle) tryPlace(p Pending, a admission.Assignment) (PlaceResult, bool) 
 		return PlaceResult{Failure: &plan.PlaceFailure{Code: plan.ReasonAdmitFailed, Message: err.Error()}}, false
 	}
 	c.admit(a, res.Bindings)
+	c.admitted(a) // holds.go
 	c.takeGPU(res.Bindings)
 	c.started = append(c.started, c.startedView(p, res.Bindings))
 	return res, true
@@ -235,6 +246,9 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 		return
 	}
 	if c.waitingForVictims(id) {
+		if c.kueueCycle() {
+			c.holdWaiting(p, a)
+		}
 		c.reject(p, plan.LayerAdmission, plan.ReasonWaitingForPreemption, quotaEvidence(a))
 		return
 	}
@@ -242,7 +256,12 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 	if len(vr.Victims) == 0 {
 		ev := quotaEvidence(a)
 		ev.Search = &admission.PreemptionResult{Code: vr.Code, Message: vr.Message}
-		c.reject(p, plan.LayerAdmission, quotaReason(vr.Code), ev)
+		reason := quotaReason(vr.Code)
+		if held := c.holding(p); held != nil {
+			c.personal = true
+			reason, ev.Holding = plan.ReasonHoldsQuota, held
+		}
+		c.reject(p, plan.LayerAdmission, reason, ev)
 		return
 	}
 	ids := make([]api.WorkloadID, 0, len(vr.Victims))
@@ -270,6 +289,11 @@ func (c *cycle) preemptForQuota(p Pending, a admission.Assignment) {
 	// A workload whose checks run first needs quota only: its nodes may be provisioned.
 	if res, ok := c.fitsWithout(p, a, ids); !ok && !c.checksPending(p, a) {
 		c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Without: ids, Place: res.Failure})
+		return
+	}
+	if c.kueueCycle() && !c.holdPreemptor(p, a, ids) {
+		c.personal = true
+		c.reject(p, plan.LayerAdmission, plan.ReasonQuotaHeldInCycle, &plan.Evidence{HeldFor: slices.Clone(c.quotaHolds.byPre)})
 		return
 	}
 	c.notice(ids, id, plan.LayerAdmission, "preempted to free quota for "+string(id), nil)

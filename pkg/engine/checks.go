@@ -49,6 +49,7 @@ func (c *cycle) reserveForChecks(p Pending, a admission.Assignment) bool {
 		c.reject(p, plan.LayerAdmission, plan.ReasonAdmitFailed, &plan.Evidence{Message: err.Error()})
 		return false
 	}
+	c.admitted(a) // holds.go
 	c.reject(p, plan.LayerAdmission, ReasonQuotaReserved, quotaEvidence(a))
 	return true
 }

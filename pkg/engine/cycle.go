@@ -58,9 +58,10 @@ type cycle struct {
 	quotaVersion int
 	// outcomes are rejections shared by an equivalence class this cycle; personal is
 	// set while a workload's way took a step that depends on the workload itself.
-	outcomes map[outcomeKey]classOutcome
-	personal bool
-	freeGPU  resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
+	outcomes   map[outcomeKey]classOutcome
+	personal   bool
+	freeGPU    resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
+	quotaHolds cycleHolds         // Kueue's in-cycle quota holds (holds.go)
 }
 
 // Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it
@@ -87,6 +88,9 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 		k.ranks = c.headRanks() // order_rank.go: ranked before the cycle admits anything
 	}
 	c.visits = newVisits(in.Pending, k)
+	if c.kueueCycle() {
+		c.placeHolds() // holds.go
+	}
 	c.visits.later = e.laterBuf
 	c.visits.seekers = c.newSeekerClasses(in.SlotSeekers)
 	e.gateBuf = c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass(), e.gateBuf)

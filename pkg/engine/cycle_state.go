@@ -18,6 +18,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	s.backoffsOver(w.Now)
 	s.resetChains()
 	s.wakeStrictQueues()
+	s.holds = s.headHolds(w.Quota, s.nominated) // holds.go: a shrunk claim frees capacity
 	if s.freed {
 		s.wakeForCapacity(w)
 	}
@@ -66,6 +67,7 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 		in.InFlight[e.id] = true
 	}
 	in.Draining = s.draining()
+	in.HeadHolds = s.holds
 	in.Pending = s.pendingBuf[:0]
 	var rejects []plan.Rejection
 	for _, e := range s.active.entries() {

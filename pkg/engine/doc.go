@@ -19,4 +19,8 @@
 // them at their turn, and workloads refused behind reservations, kept by class and
 // fetched one at a time (reserve_seekers.go), visited only while a reservation slot is
 // left or when the GPUs the holds leave could host them (reserve_held.go).
+//
+// Under Kueue's cycle (HeadOrderKueue) a cycle also holds quota as Kueue's does for
+// preemptors and for queue heads that cannot reclaim (holds.go); the holds only veto,
+// on the cycle's copy.
 package engine

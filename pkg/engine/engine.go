@@ -35,7 +35,8 @@ type Config struct {
 	Requeue RequeuePolicy
 	// HeadOrder is how a cycle orders the workloads it tries (order.go): by priority
 	// (HeadOrderPriority, the default), or first by where their quota comes from, as
-	// Kueue orders its heads (HeadOrderKueue, order_rank.go).
+	// Kueue orders its heads (HeadOrderKueue, order_rank.go), which also brings Kueue's
+	// in-cycle quota holds (holds.go).
 	HeadOrder HeadOrder
 }
 
@@ -46,9 +47,11 @@ const (
 	// HeadOrderPriority: preemptors with noticed victims, then priority, ClusterQueue
 	// share, LocalQueue usage and queue time ("" means this).
 	HeadOrderPriority HeadOrder = "priority"
-	// HeadOrderKueue: as HeadOrderPriority, but before priority Kueue's head rank: the
-	// borrowing level of the workload's flavor assignment as the cycle starts, or under
-	// fair sharing its standings from the root cohort down.
+	// HeadOrderKueue: Kueue's cycle. As HeadOrderPriority, but before priority Kueue's
+	// head rank: the borrowing level of the workload's flavor assignment as the cycle
+	// starts, or under fair sharing its standings from the root cohort down; and the
+	// quota Kueue holds in a cycle for preemptors and for queue heads that cannot
+	// reclaim (holds.go).
 	HeadOrderKueue HeadOrder = "kueue"
 )
 
@@ -279,4 +282,9 @@ type Input struct {
 	// Checks answers for Kueue's admission checks (checks.go); nil: no ClusterQueue
 	// has any.
 	Checks AdmissionChecks
+	// HeadHolds are, in Kueue's cycle (HeadOrderKueue), the quota held for the heads of
+	// ClusterQueues that cannot always reclaim (HeadHolds, holds.go), from every pending
+	// workload, parked or not. Nil: those of the heads among Pending, for a driver that
+	// hands every pending workload to every cycle.
+	HeadHolds []admission.Assignment
 }

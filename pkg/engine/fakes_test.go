@@ -62,6 +62,29 @@ func (q *fakeQuota) Share(cq string) int64 { return q.share[cq] }
 
 func (q *fakeQuota) Short(Pending) bool { return false }
 
+// The fake holds nothing in a cycle: its CPU count has no cohorts to lend from.
+func (q *fakeQuota) AssignBlocked(w *api.Workload, cq string) admission.Assignment {
+	return q.Assign(w, cq)
+}
+
+func (q *fakeQuota) FitsAfter(admission.Assignment, []admission.Assignment, []api.WorkloadID) bool {
+	return true
+}
+
+func (q *fakeQuota) MayHold(string) bool { return false }
+
+func (q *fakeQuota) WithHeld([]admission.Assignment) Quota { return q }
+
+func (q *fakeQuota) FitsHeld(admission.Assignment, []admission.FlavorAmount, []admission.Assignment, []api.WorkloadID) bool {
+	return true
+}
+
+func (q *fakeQuota) Hold(string, []admission.FlavorAmount) {}
+
+func (q *fakeQuota) ShortHeld(Pending, []admission.FlavorAmount) bool { return false }
+
+func (q *fakeQuota) Unreclaimable(admission.Assignment) []admission.FlavorAmount { return nil }
+
 // fakePlacer places pods first-fit on CPU, in node order, on the overlay itself, so the
 // engine's Mark/Undo really apply.
 type fakePlacer struct {

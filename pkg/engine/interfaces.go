@@ -32,6 +32,25 @@ type Quota interface {
 	// Short reports, by a cheap bound, that Assign would answer NoFit for p now (false
 	// says nothing).
 	Short(p Pending) bool
+	// AssignBlocked is Assign keeping mode Preempt where w's queue may preempt nothing
+	// (Kueue's answer there); it sizes an in-cycle hold (holds.go).
+	AssignBlocked(w *api.Workload, clusterQueue string) admission.Assignment
+	// FitsAfter reports whether a fits once gone have left and held are counted: Kueue's
+	// check of a head after preemptions were issued in the cycle.
+	FitsAfter(a admission.Assignment, held []admission.Assignment, gone []api.WorkloadID) bool
+	// Unreclaimable is the quota held in the cycle for a head that needs preemption but
+	// has no victims, when its queue cannot always reclaim (nil otherwise).
+	Unreclaimable(a admission.Assignment) []admission.FlavorAmount
+	// MayHold reports whether clusterQueue may hold quota for such a head at all.
+	MayHold(clusterQueue string) bool
+	// WithHeld is a copy of this quota with the held usages counted (holds.go).
+	WithHeld(held []admission.Assignment) Quota
+	// FitsHeld is FitsAfter on a WithHeld copy, own (a hold of a's own queue) given back.
+	FitsHeld(a admission.Assignment, own []admission.FlavorAmount, extra []admission.Assignment, gone []api.WorkloadID) bool
+	// Hold adds an admission's usage to a WithHeld copy, so it stays in step.
+	Hold(clusterQueue string, usage []admission.FlavorAmount)
+	// ShortHeld is Short on a WithHeld copy, own (a hold of p's own queue) given back.
+	ShortHeld(p Pending, own []admission.FlavorAmount) bool
 }
 
 // PlaceResult is the placement layer's answer for a whole gang.

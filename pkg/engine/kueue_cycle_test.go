@@ -204,6 +204,9 @@ func TestKueueHeadOrderIsOptIn(t *testing.T) {
 	names := map[string]bool{
 		"in a hierarchical cohort, workload borrowing less is scheduled first": true,
 		"fair sharing schedule workload with lowest drf after admission":       true,
+		// the in-cycle quota holds (holds.go) come with Kueue's cycle only
+		"multiple preemptions skip preemption when shared limited resource":                                true,
+		"capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)": true,
 	}
 	found := 0
 	for _, tc := range append(kueueScheduleCycleCases(), kueueFairSharingCases()...) {

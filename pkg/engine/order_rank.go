@@ -31,6 +31,8 @@ type headRanker interface {
 	QuickHeadRankBy(c *admission.RankCheck, t admission.Totals) (admission.HeadRank, bool)
 	// HeadRank ranks w's assignment a against the usage now.
 	HeadRank(w *api.Workload, a admission.Assignment) admission.HeadRank
+	// AssignBlocked is Quota.AssignBlocked.
+	AssignBlocked(w *api.Workload, clusterQueue string) admission.Assignment
 }
 
 var _ headRanker = admissionQuota{}
@@ -131,6 +133,13 @@ func (h *headRanks) compute(p Pending, qr *queueRanks, t admission.Totals) (*adm
 		return h.shared(r), false
 	}
 	a := h.assign(p)
+	blocked := false
+	if a.Mode == admission.NoFit && a.Code == admission.WaitingForQuota {
+		// A queue that may preempt nothing: Kueue rates the head Preempt without
+		// candidates and ranks it so; its place matters, as it may hold quota at its
+		// turn (holds.go). With no possible victim its level is its shape's.
+		a, blocked = h.q.AssignBlocked(p.Workload, p.ClusterQueue), true
+	}
 	switch a.Mode {
 	case admission.NoFit:
 		return nil, false // refused at its turn whatever its place
@@ -139,7 +148,7 @@ func (h *headRanks) compute(p Pending, qr *queueRanks, t admission.Totals) (*adm
 		// priority and age may preempt, so it is the workload's own. Only queues that
 		// may preempt get here, and the workloads of those are all handed in as the
 		// cycle starts (followers and slot seekers never preempt).
-		return h.shared(h.q.HeadRank(p.Workload, a)), true
+		return h.shared(h.q.HeadRank(p.Workload, a)), !blocked
 	}
 	return h.shared(h.q.HeadRank(p.Workload, a)), false
 }

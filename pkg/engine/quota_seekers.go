@@ -19,7 +19,7 @@ import (
 // quotaSeekerPass is the quota seekers' test at their turn.
 func (c *cycle) quotaSeekerPass() func(Pending) bool {
 	return func(p Pending) bool {
-		if c.in.Quota.Short(p) {
+		if c.in.Quota.Short(p) || c.heldShort(p) {
 			return false
 		}
 		c.in.Followers.Visit(p.id())

@@ -97,6 +97,9 @@ func (s *Scheduler) park(p plan.Plan, rejected []*entry) {
 		if k == ParkedNodes && holds {
 			k = ParkedReserved
 		}
+		if heldOut(r) && e.cq.preempts {
+			k = NotParked // an admission may turn its answer into a preemption (holds.go)
+		}
 		if k == ParkedHead {
 			continue
 		}
@@ -119,7 +122,8 @@ func (s *Scheduler) park(p plan.Plan, rejected []*entry) {
 // parkFor maps a rejection to what may help it.
 func parkFor(r plan.Rejection) Park {
 	switch r.Reason {
-	case plan.ReasonNotTried, plan.ReasonWaitingForPreemption, plan.ReasonHeldForPreemptor, plan.ReasonAdmitFailed:
+	case plan.ReasonNotTried, plan.ReasonWaitingForPreemption, plan.ReasonHeldForPreemptor, plan.ReasonAdmitFailed,
+		plan.ReasonQuotaHeldInCycle: // held out by a preemptor waiting in this cycle
 		return NotParked
 	case plan.ReasonBlockedByHead:
 		return ParkedHead

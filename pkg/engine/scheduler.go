@@ -51,6 +51,14 @@ type Scheduler struct {
 	cycles      int64
 	considered  int64 // pending workloads handed to cycles (what parking saves)
 	retryAll    bool
+	// Kueue's cycle's queue heads (holds.go): the pending workloads of each
+	// ClusterQueue, its head, the queues whose head must be found again, and the last
+	// cycle's claims (usage and hold) of the holding queues.
+	pendingByCQ map[string]map[*entry]struct{}
+	headOf      map[string]*entry
+	headsDirty  map[string]bool
+	lastClaims  map[string][]admission.FlavorAmount
+	holds       []admission.Assignment // this cycle's (Input.HeadHolds)
 	// freed is set when a workload left since the last cycle: the capacity wake it
 	// causes runs at the next cycle, against the cluster as it is then.
 	// flavorChoices is set when some ClusterQueue chooses among several flavors, and
@@ -125,6 +133,7 @@ const (
 // setPhase moves e to phase p, keeping the active, running and leaving sets.
 func (s *Scheduler) setPhase(e *entry, p phase) {
 	e.phase = p
+	s.trackHead(e, p)
 	if s.isSeeker(e) {
 		leave(e, slotPhase)
 		leave(e, slotProtected)

@@ -53,6 +53,13 @@ type Evidence struct {
 	// Backoff is the requeue backoff after failures (BackoffAfterFailure,
 	// RequeuingLimitExceeded).
 	Backoff *Backoff
+	// Holding is the quota the cycle held for this workload, which needs preemption and
+	// has no victims, in a ClusterQueue that cannot always reclaim (HoldsQuota).
+	Holding []admission.FlavorAmount
+	// HeldFor are the workloads the cycle holds quota for (preemptors, whose victims
+	// count as gone, and HoldsQuota heads), which leave too little for this one
+	// (QuotaHeldInCycle).
+	HeldFor []api.WorkloadID
 }
 
 // LocalQueueRef names a LocalQueue.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/resources"
 )
 
 // Explain renders the rejection for people, one fact a line: the engine's facts first,
@@ -53,6 +54,14 @@ func (r Rejection) explain(limit int) []string {
 	if len(e.Victims) > 0 {
 		out = append(out, "victims: "+joinIDs(e.Victims))
 	}
+	if len(e.Holding) > 0 {
+		out = append(out, "holds "+flavorAmounts(e.Holding)+" of ClusterQueue "+r.ClusterQueue+
+			" this cycle: it needs preemption, has no victims, and its ClusterQueue cannot always reclaim what it lends")
+	}
+	if len(e.HeldFor) > 0 {
+		out = append(out, "the quota it needs is held this cycle for "+joinIDs(e.HeldFor)+
+			" (preemptors' victims counted as gone); tried again next cycle")
+	}
 	if full() {
 		return out[:limit]
 	}
@@ -90,6 +99,15 @@ func (r Rejection) explain(limit int) []string {
 		return out[:limit]
 	}
 	return out
+}
+
+// flavorAmounts renders amounts as "cpu@default=2, nvidia.com/gpu@h100=8".
+func flavorAmounts(as []admission.FlavorAmount) string {
+	parts := make([]string, 0, len(as))
+	for _, a := range as {
+		parts = append(parts, string(a.Resource)+"@"+a.Flavor+"="+resources.Format(a.Resource, a.Amount))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // appendQuota renders admission's assignment: its message, then every flavor tried

@@ -95,6 +95,15 @@ const (
 	// ReasonRequeuingLimitExceeded: evicted by more failures than the requeue policy's
 	// limit; not tried again until the workload changes.
 	ReasonRequeuingLimitExceeded Reason = "RequeuingLimitExceeded"
+	// ReasonHoldsQuota: it needs preemption and has no victims, and its ClusterQueue
+	// cannot always reclaim what it lends (reclaimWithinCohort not Any), so the cycle
+	// keeps the queue's quota it would use from later heads (Kueue's cycle; tried again
+	// every cycle).
+	ReasonHoldsQuota Reason = "HoldsQuota"
+	// ReasonQuotaHeldInCycle: it fits the quota as it stands, but not once the quota
+	// the cycle holds (preemptors' requests, their victims gone; HoldsQuota heads) is
+	// counted (Kueue's cycle); tried again next cycle.
+	ReasonQuotaHeldInCycle Reason = "QuotaHeldInCycle"
 )
 
 // reasonLayers are the layers whose decision each code reports: a Rejection with the
@@ -130,6 +139,8 @@ var reasonLayers = map[Reason][]Layer{
 	ReasonNeverFits:               {LayerPlacement},
 	ReasonBackoffAfterFailure:     {LayerAdmission},
 	ReasonRequeuingLimitExceeded:  {LayerAdmission},
+	ReasonHoldsQuota:              {LayerAdmission},
+	ReasonQuotaHeldInCycle:        {LayerAdmission},
 }
 
 // Layers are the layers a rejection with this reason may be held by; nil for a code
