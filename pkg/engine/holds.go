@@ -22,11 +22,12 @@ import (
 // only veto, and never reach the quota the committer checks.
 //
 // Parking: a preemptor is visited every cycle while it waits, and what its hold stops
-// is tried again next cycle (QuotaHeldInCycle). A queue head's hold starts at the
-// head's place in the order whether or not the head is visited (Input.Heads, from every
-// pending workload), so a cycle handed only the workloads whose answer may have
-// changed holds what a cycle handed every pending workload would; what it stops parks
-// on quota (WaitingForQuota), woken when quota frees or the head changes.
+// is tried again next cycle (QuotaHeldInCycle). The queue heads' holds are found from
+// every pending workload, parked or not, as the cycle starts (Input.HeadHolds), and
+// hold for the whole cycle, so a cycle handed only the workloads whose answer may have
+// changed holds what a cycle handed every pending workload would. What they stop parks
+// on quota (WaitingForQuota), woken when quota frees or a queue's claim shrinks
+// (wakeForClaims); one whose queue may preempt is tried every cycle (stoppedByHold).
 type cycleHolds struct {
 	preempt []admission.Assignment // preemptors' requests
 	byPre   []api.WorkloadID       // the preemptors
@@ -320,11 +321,11 @@ func (s *Scheduler) trackHead(e *entry, p phase) {
 	s.headsDirty[cq] = true
 }
 
-// heldOut reports whether a queue head's hold stopped a workload whose quota fits (its
-// rejection names the holders). It parks on quota, woken when quota frees or a hold
+// stoppedByHold reports whether a queue head's hold stopped a workload whose quota fits
+// (its rejection names the holders). It parks on quota, woken when quota frees or a hold
 // shrinks (Scheduler.headHolds); one whose queue may preempt is tried again every cycle
 // instead, since an admission in its cohort tree may turn its answer into a
 // preemption in the same cycle.
-func heldOut(r plan.Rejection) bool {
+func stoppedByHold(r plan.Rejection) bool {
 	return r.Reason == plan.ReasonWaitingForQuota && r.Evidence != nil && len(r.Evidence.HeldFor) > 0
 }

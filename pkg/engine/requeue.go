@@ -97,7 +97,7 @@ func (s *Scheduler) park(p plan.Plan, rejected []*entry) {
 		if k == ParkedNodes && holds {
 			k = ParkedReserved
 		}
-		if heldOut(r) && e.cq.preempts {
+		if stoppedByHold(r) && e.cq.preempts {
 			k = NotParked // an admission may turn its answer into a preemption (holds.go)
 		}
 		if k == ParkedHead {
