@@ -10,8 +10,8 @@ import (
 // that lists one flavor, and the total of each fits what cq has available of it now.
 // Assign could then only choose those flavors (Fit or Borrow), or refuse w for its node
 // labels, and a refused workload's place in the order changes nothing (a workload short
-// in a queue that cannot preempt, which Assign refuses, is ranked as Kueue ranks it,
-// Preempt without candidates, since it may hold quota at its turn). A
+// in a queue that cannot preempt, which Assign refuses, is ranked as Kueue ranks it:
+// Preempt without candidates, at its borrowing level). A
 // queue without a cohort has the zero rank. ok is false when Assign must be asked
 // (several flavors, GPU requests converted to gantry.dev/gpu-milli, an uncovered
 // resource, a cell short where the queue may preempt).

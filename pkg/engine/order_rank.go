@@ -136,8 +136,8 @@ func (h *headRanks) compute(p Pending, qr *queueRanks, t admission.Totals) (*adm
 	blocked := false
 	if a.Mode == admission.NoFit && a.Code == admission.WaitingForQuota {
 		// A queue that may preempt nothing: Kueue rates the head Preempt without
-		// candidates and ranks it so; its place matters, as it may hold quota at its
-		// turn (holds.go). With no possible victim its level is its shape's.
+		// candidates and ranks it by that assignment's borrowing level, not first.
+		// With no possible victim its level is its shape's.
 		a, blocked = h.q.AssignBlocked(p.Workload, p.ClusterQueue), true
 	}
 	switch a.Mode {
