@@ -72,12 +72,12 @@ func headBefore(prio int32, queued int64, id api.WorkloadID, prio2 int32, queued
 	return id < id2
 }
 
-// HeadHolds are the holds of the queue heads as the quota q stands: each head that
+// holdsOf are the holds of the queue heads as the quota q stands: each head that
 // needs preemption in its ClusterQueue (Kueue rates it Preempt also where the queue
 // may preempt nothing) and has no victims holds Quota.Unreclaimable of it. Victims are
 // looked for only with preemption on and where the queue may preempt. A head already
 // waiting for victims it noticed holds as a preemptor instead (holdWaiting).
-func HeadHolds(q Quota, heads []Pending, preemption bool, nominated map[api.WorkloadID][]api.WorkloadID) []admission.Assignment {
+func holdsOf(q Quota, heads []Pending, preemption bool, nominated map[api.WorkloadID][]api.WorkloadID) []admission.Assignment {
 	out := []admission.Assignment{} // not nil: Input.HeadHolds nil means "not computed
 	for _, p := range heads {
 		if len(nominated[p.id()]) > 0 {
@@ -109,7 +109,7 @@ func (c *cycle) placeHolds() {
 	h := &c.quotaHolds
 	h.heads = c.in.HeadHolds
 	if h.heads == nil {
-		h.heads = HeadHolds(c.in.Quota, headsOf(c.in.Pending, c.in.Quota), c.e.cfg.Preemption, c.in.Nominated)
+		h.heads = holdsOf(c.in.Quota, headsOf(c.in.Pending, c.in.Quota), c.e.cfg.Preemption, c.in.Nominated)
 	}
 	if len(h.heads) > 0 {
 		h.q = c.in.Quota.WithHeld(h.heads)
@@ -253,7 +253,7 @@ func (s *Scheduler) headHolds(q *admission.Quota, nominated map[api.WorkloadID][
 		}
 		heads = append(heads, s.pendingOf(e))
 	}
-	holds := HeadHolds(NewAdmissionQuota(q, nil), heads, s.eng.cfg.Preemption, nominated)
+	holds := holdsOf(NewAdmissionQuota(q, nil), heads, s.eng.cfg.Preemption, nominated)
 	s.wakeForClaims(q, holds)
 	return holds
 }
