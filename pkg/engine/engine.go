@@ -283,7 +283,7 @@ type Input struct {
 	// has any.
 	Checks AdmissionChecks
 	// HeadHolds are, in Kueue's cycle (HeadOrderKueue), the quota held for the heads of
-	// ClusterQueues that cannot always reclaim (HeadHolds, holds.go), from every pending
+	// ClusterQueues that cannot always reclaim (holdsOf, holds.go), from every pending
 	// workload, parked or not. Nil: those of the heads among Pending, for a driver that
 	// hands every pending workload to every cycle.
 	HeadHolds []admission.Assignment
