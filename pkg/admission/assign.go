@@ -64,6 +64,7 @@ func (q *Quota) assign(wl *api.Workload, cq string, without map[string]bool, blo
 		}
 		a.PodSets = append(a.PodSets, psa)
 	}
+	a.Own = as.own
 	if a.Mode == NoFit {
 		return a
 	}
@@ -126,6 +127,7 @@ type assigner struct {
 	ps      []*api.PodSet
 	without map[string]bool // flavors the caller ruled out
 	blocked bool            // AssignBlocked: keep Preempt where no preemption is possible
+	own     bool            // a preemption was simulated for wl (Assignment.Own)
 }
 
 func (as *assigner) podSet(ps *api.PodSet) PodSetAssignment {
@@ -248,6 +250,7 @@ func (as *assigner) resolve(c *flavorChoice) {
 	if len(c.short) == 0 {
 		return
 	}
+	as.own = true
 	r := c.fits
 	for _, sc := range c.short {
 		r = worse(r, as.q.simulatePreemption(as.wl, as.cq, sc.fr, sc.amount), as.pref())

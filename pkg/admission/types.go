@@ -156,6 +156,10 @@ type Assignment struct {
 	// GPUMilli is the workload's GPU request in the common unit, whatever form it takes
 	// (admission fair sharing and chargeback count it).
 	GPUMilli resources.MilliGPU
+	// Own is set when the flavors were chosen by simulating preemptions for this
+	// workload (Kueue's preemption oracle): its priority and age decided, so another
+	// workload of the same shape may be answered otherwise.
+	Own bool
 }
 
 // Fits reports whether the assignment can be admitted without preemption.

@@ -38,6 +38,9 @@ func (c *cycle) decide(p Pending) bool {
 		return false
 	}
 	p, a := c.reduce(p, c.assign(p, nil)) // partial.go: fewer pods when the full count cannot be admitted
+	if a.Own {
+		c.personal = true // its priority and age chose the flavors, not its class
+	}
 	switch a.Mode {
 	case admission.NoFit:
 		c.noFit = true

@@ -62,6 +62,7 @@ type cycle struct {
 	personal   bool
 	freeGPU    resources.MilliGPU // free GPU on the overlay, an upper bound (gate.go)
 	quotaHolds cycleHolds         // Kueue's in-cycle quota holds (holds.go)
+	stir       stirState          // the stirred workloads' part (stirred.go)
 }
 
 // Cycle runs one scheduling cycle and returns its plan. It never fails: every workload it
@@ -94,6 +95,7 @@ func (e *Engine) Cycle(in Input) plan.Plan {
 	c.visits.later = e.laterBuf
 	c.visits.seekers = c.newSeekerClasses(in.SlotSeekers)
 	e.gateBuf = c.visits.gate(in.QuotaSeekers, c.quotaSeekerPass(), e.gateBuf)
+	e.stirBuf = c.visits.gate(in.Stirred, c.stirPass(), e.stirBuf)
 	c.pos = c.visits.pos
 	for i := 0; ; i++ {
 		p, ok := c.visits.pop()

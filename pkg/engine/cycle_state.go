@@ -35,6 +35,7 @@ func (s *Scheduler) Cycle(w World) plan.Plan {
 	p := s.eng.Cycle(in)
 	s.pendingBuf = scrub(in.Pending) // the cycle kept nothing of it
 	s.seekerBuf = scrub(in.QuotaSeekers)
+	s.stirBuf = scrub(in.Stirred)
 	clear(in.SlotSeekers)
 	s.classBuf = in.SlotSeekers[:0]
 	p.Rejections = append(p.Rejections, queueRejects...)
@@ -86,7 +87,10 @@ func (s *Scheduler) input(w World) (Input, []plan.Rejection) {
 	}
 	in.QuotaSeekers = s.quotaSeekersInput(w.Quota)
 	in.SlotSeekers = s.seekerClasses(w)
-	if len(s.chains) > 0 || len(in.QuotaSeekers) > 0 || len(in.SlotSeekers) > 0 {
+	if len(in.Pending)+len(in.QuotaSeekers)+len(in.SlotSeekers) > 0 {
+		in.Stirred, in.Trees = s.stirredInput(&in), s.roots
+	}
+	if len(s.chains) > 0 || len(in.QuotaSeekers) > 0 || len(in.SlotSeekers) > 0 || len(in.Stirred) > 0 {
 		in.Followers = s
 	}
 	// The engine orders Pending itself; rejections made here keep a fixed order.

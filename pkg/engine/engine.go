@@ -92,6 +92,8 @@ type Engine struct {
 	// gateBuf is the last cycle's gated heap, reused by the next (an engine runs one
 	// cycle at a time: its placer's fit cache already requires that).
 	gateBuf keyedHeap
+	// stirBuf is the same for the stirred workloads' gated heap (stirred.go).
+	stirBuf keyedHeap
 	// classItems and classHeap are the last cycle's slot-seeker classes, memory for the
 	// next one (reserve_seekers.go).
 	classItems []classItem
@@ -272,6 +274,13 @@ type Input struct {
 	// cycle's quota is certainly short for it then (Quota.Short), and Followers.Visit is
 	// told first. Followers must be set when there are any.
 	QuotaSeekers []Pending
+	// Stirred are parked workloads an admission earlier in the same cycle may give a
+	// new answer (stirred.go): each is visited at its place in the order only when the
+	// cycle admitted a workload of its cohort tree before its turn, and Followers.Visit
+	// is told first. Followers and Trees must be set when there are any.
+	Stirred []Pending
+	// Trees maps each ClusterQueue to its cohort tree's root (read with Stirred).
+	Trees map[string]string
 	// RunningScratch, when set, is where the cycle sorts Running for reservation walks
 	// (placement.RunningByEnd.Reset): a driver that keeps one across cycles spares the
 	// cycle a copy of every running workload. Its contents are the cycle's.

@@ -11,9 +11,11 @@ import (
 
 // Equivalent workloads are answered once per cycle. Admission's flavor assignment is a
 // function of the quota usage, the ClusterQueue, the pod sets (requests, counts, node
-// constraints) and the flavors ruled out; it does not read priority. So an answer is
-// kept for its class and the quota version (the cycle's count of admissions): until the
-// next admission, every workload of the class gets it without asking admission again.
+// constraints) and the flavors ruled out; it does not read priority, except where it
+// simulates preemptions to choose between flavors (Assignment.Own: such an answer is
+// the workload's and is not kept). So an answer is kept for its class and the quota
+// version (the cycle's count of admissions): until the next admission, every workload
+// of the class gets it without asking admission again.
 // A NoFit of a single pod set is kept across admissions too: usage only grows within a
 // cycle and each flavor's answer only gets worse with usage. (With several pod sets the
 // flavors are chosen greedily pod set by pod set, which is not monotone.)
@@ -39,7 +41,7 @@ func (c *cycle) assign(p Pending, without map[string]bool) admission.Assignment 
 	} else {
 		a = c.in.Quota.AssignWithout(w, p.ClusterQueue, without)
 	}
-	if a.Code != admission.InvalidWorkload {
+	if a.Code != admission.InvalidWorkload && !a.Own {
 		c.quotaMemo[key] = quotaAnswer{a: a, version: c.quotaVersion}
 	}
 	return a

@@ -165,8 +165,10 @@ func (c *cycle) heldShort(p Pending) bool {
 	return h.q != nil && h.q.ShortHeld(p, c.ownHold(p.ClusterQueue))
 }
 
-// admitted keeps the held copy in step with an admission of the cycle.
+// admitted keeps the held copy in step with an admission of the cycle, and tells the
+// stirred workloads of its cohort tree (stirred.go).
 func (c *cycle) admitted(a admission.Assignment) {
+	c.noteAdmission(a.ClusterQueue) // stirred.go
 	if c.quotaHolds.q != nil {
 		c.quotaHolds.q.Hold(a.ClusterQueue, a.Usage)
 	}

@@ -198,7 +198,8 @@ func (s *Scheduler) admittedWakes(victims ...*entry) {
 
 // wakeFlavorChoices wakes the node-parked workloads of the newcomers' cohort trees whose
 // ClusterQueue chooses among several flavors: admission picks flavors by usage, so an
-// admission may move a refused gang to flavors whose nodes can hold it.
+// admission may move a refused gang to flavors whose nodes can hold it. So it may move a
+// quota-parked one where the choice weighs preemption (choosesByPreemption).
 func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
 	if !s.flavorChoices {
 		return
@@ -208,7 +209,9 @@ func (s *Scheduler) wakeFlavorChoices(newcomers []*entry) {
 		roots[v.root] = true
 	}
 	for _, root := range slices.Sorted(maps.Keys(roots)) {
-		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool { return e.park == ParkedNodes && e.cq.flavorChoice })
+		s.wakeSet(s.parked.byRoot[root], func(e *entry) bool {
+			return (e.park == ParkedNodes && e.cq.flavorChoice) || (e.park == ParkedQuota && choosesByPreemption(e))
+		})
 	}
 }
 

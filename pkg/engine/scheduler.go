@@ -77,6 +77,7 @@ type Scheduler struct {
 	// seeking those handed to the last cycle (quota_seekers.go).
 	quotaSeekers, seeking []*entry
 	seekerBuf             []Pending // the cycles' scratch for Input.QuotaSeekers
+	stirBuf               []Pending // and for Input.Stirred
 	// wakeBuf and quotaFits are wakeQuotaParked's scratch.
 	wakeBuf   []*entry
 	quotaFits classMemo

@@ -19,8 +19,11 @@ const cycleHorizon = 2 * 24 * time.Hour
 
 // drawPreemptionWorld draws the small random world of the parking and preemption property
 // tests: two ClusterQueues on 1-3 nodes of 8 GPUs, maybe in one cohort, one maybe
-// StrictFIFO, jobs of 1-8 GPUs with priorities 0-2, a node failure and recovery and a
-// quota change. No job checkpoints, so every preemption loses all of the victim's work.
+// StrictFIFO, each reclaiming within the cohort never, from lower priorities or always
+// (an admission can then turn a parked workload into a reclaiming preemptor within its
+// cycle, engine/stirred.go), jobs of 1-8 GPUs with priorities 0-2, a node failure and
+// recovery and a quota change. No job checkpoints, so every preemption loses all of the
+// victim's work.
 func drawPreemptionWorld(rt *rapid.T) *api.Objects {
 	w := MakeWorld().Pool("h", rapid.IntRange(1, 3).Draw(rt, "nodes"), 8, api.CapacityOnDemand).
 		Queue("cq-a", rapid.Int64Range(4, 16).Draw(rt, "quotaA"), "h")
@@ -32,6 +35,10 @@ func drawPreemptionWorld(rt *rapid.T) *api.Objects {
 	}
 	if rapid.Bool().Draw(rt, "strict") {
 		w.strict("cq-b")
+	}
+	reclaim := []api.PreemptionPolicy{api.PreemptNever, api.PreemptLowerPriority, api.PreemptAny}
+	for i := range w.o.ClusterQueues {
+		w.o.ClusterQueues[i].Preemption.ReclaimWithinCohort = rapid.SampledFrom(reclaim).Draw(rt, "reclaimWithinCohort")
 	}
 	n := rapid.IntRange(2, 14).Draw(rt, "jobs")
 	for i := 0; i < n; i++ {

@@ -28,8 +28,8 @@ func TestParkingKeepsDecisionsProperty(t *testing.T) {
 // parkingKeepsDecisions runs objs under a drawn engine policy with parking and with
 // every pending workload in every cycle, and fails when the decisions differ. Kueue's
 // cycle (its head order and in-cycle quota holds, engine/holds.go) is drawn too; the
-// worlds' queues cannot always reclaim (reclaimWithinCohort is not Any), so their heads
-// hold quota there.
+// heads of the worlds' queues that cannot always reclaim (reclaimWithinCohort is not
+// Any) hold quota there.
 func parkingKeepsDecisions(t *testing.T, rt *rapid.T, objs *api.Objects) {
 	cfg := engine.Config{Preemption: rapid.Bool().Draw(rt, "preempt"), Reservations: rapid.Bool().Draw(rt, "reserve"), Grace: time.Minute,
 		HeadOrder: rapid.SampledFrom([]engine.HeadOrder{engine.HeadOrderPriority, engine.HeadOrderKueue}).Draw(rt, "headOrder")}
