@@ -76,10 +76,14 @@ func (s *Scheduler) stirredInput(in *Input) []Pending {
 		return nil
 	}
 	trees, strictActive := s.visitedTrees(in)
+	index := s.parked.byRoot
+	if !s.flavorChoices {
+		index = s.parked.preemptors // only a preemptor can be stirred then
+	}
 	out := s.stirBuf[:0]
 	var strict []string
 	for _, root := range trees {
-		for _, e := range s.parked.byRoot[root].entries() {
+		for _, e := range index[root].entries() {
 			switch {
 			case !s.stirs(e, preempt):
 			case e.cq.strategy != api.StrictFIFO:
