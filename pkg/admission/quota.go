@@ -19,6 +19,9 @@ type Quota struct {
 	usage    []resources.Amount // per node × flavor-resource, see structure.idx
 	admitted admittedSet
 	seq      int64
+	// treeVer counts the admissions and releases in each cohort tree, by root node: an
+	// answer read from one tree stays true while its count does not move (TreeVersion).
+	treeVer []int64
 	// byCQ indexes the admitted workloads by ClusterQueue node, built on first use by
 	// preemption (admittedIn) and kept up to date by Admit and Release; nil until then.
 	byCQ [][]*AdmittedWorkload
@@ -59,13 +62,15 @@ func NewQuota(objs *api.Objects, opts Options) (*Quota, error) {
 		s:        s,
 		usage:    make([]resources.Amount, len(s.nodes)*len(s.frs)),
 		admitted: newAdmittedSet(),
+		treeVer:  make([]int64, len(s.nodes)),
 	}, nil
 }
 
 // Clone returns an independent copy for what-ifs; the shared structure is immutable.
 func (q *Quota) Clone() *Quota {
 	// Records are never mutated after Admit, so the copies may share them.
-	return &Quota{s: q.s, usage: append([]resources.Amount(nil), q.usage...), admitted: q.admitted.clone(), seq: q.seq}
+	return &Quota{s: q.s, usage: append([]resources.Amount(nil), q.usage...), admitted: q.admitted.clone(), seq: q.seq,
+		treeVer: slices.Clone(q.treeVer)}
 }
 
 // ClusterQueues returns the ClusterQueue names, sorted.
@@ -143,6 +148,7 @@ func (q *Quota) Admit(wl *api.Workload, a Assignment) error {
 func (q *Quota) record(rec *AdmittedWorkload) {
 	q.admitted.add(rec)
 	q.apply(rec.cq, rec.cells, 1)
+	q.treeChanged(rec.cq)
 	if q.byCQ != nil {
 		q.byCQ[rec.cq] = append(q.byCQ[rec.cq], rec)
 	}
@@ -165,6 +171,7 @@ func (q *Quota) Release(id api.WorkloadID) error {
 	}
 	q.admitted.remove(id)
 	q.apply(rec.cq, rec.cells, -1)
+	q.treeChanged(rec.cq)
 	if q.byCQ != nil {
 		// A new slice: the old one may still be read by a caller of admittedIn.
 		q.byCQ[rec.cq] = slices.DeleteFunc(slices.Clone(q.byCQ[rec.cq]), func(w *AdmittedWorkload) bool { return w == rec })
@@ -185,4 +192,30 @@ func (s *structure) cells(usage []FlavorAmount) ([]cell, error) {
 		out = append(out, cell{f, u.Amount})
 	}
 	return out, nil
+}
+
+// treeChanged counts an admission or release in node n's cohort tree.
+func (q *Quota) treeChanged(n nodeID) {
+	if q.treeVer != nil {
+		q.treeVer[q.s.root(n)]++
+	}
+}
+
+// TreeVersion is the count of admissions and releases so far in ClusterQueue cq's
+// cohort tree (false: no such ClusterQueue). Every answer about cq's quota reads that
+// tree alone, so one kept with the version (and this Quota) holds while it is the same.
+func (q *Quota) TreeVersion(cq string) (int64, bool) {
+	n, ok := q.s.cqID(cq)
+	if !ok || q.treeVer == nil {
+		return 0, false
+	}
+	return q.treeVer[q.s.root(n)], true
+}
+
+// root is node n's cohort tree's root.
+func (s *structure) root(n nodeID) nodeID {
+	for s.nodes[n].parent != noNode {
+		n = s.nodes[n].parent
+	}
+	return n
 }

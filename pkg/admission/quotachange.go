@@ -35,7 +35,8 @@ func (q *Quota) WithResourceGroups(cq string, groups []api.ResourceGroup) (*Quot
 // Usage in a flavor-resource s has no quota for is kept in the records but counts
 // nowhere; usage above a lowered quota stays (running workloads are not evicted).
 func (q *Quota) rebuilt(s *structure) (*Quota, error) {
-	out := &Quota{s: s, usage: make([]resources.Amount, len(s.nodes)*len(s.frs)), admitted: newAdmittedSet(), seq: q.seq}
+	out := &Quota{s: s, usage: make([]resources.Amount, len(s.nodes)*len(s.frs)), admitted: newAdmittedSet(), seq: q.seq,
+		treeVer: make([]int64, len(s.nodes))}
 	for _, old := range q.AdmittedWorkloads() {
 		cq, ok := s.cqID(old.ClusterQueue)
 		if !ok {

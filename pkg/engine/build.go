@@ -78,7 +78,7 @@ func Build(objs *api.Objects, pol Policy) (*Scheduler, error) {
 	}
 	s := &Scheduler{eng: eng, resolver: resolver, flavors: map[string]api.ResourceFlavor{},
 		roots: cohortRoots(objs), wls: map[api.WorkloadID]*entry{}, retryAll: pol.RetryAll,
-		pendingByCQ: map[string]map[*entry]struct{}{}, headOf: map[string]*entry{}, headsDirty: map[string]bool{},
+		pendingByCQ: map[string]map[*entry]struct{}{}, headOf: map[string]*entry{}, headsDirty: map[string]bool{}, holdMemo: map[string]headHold{},
 		rng: rand.New(rand.NewSource(pol.Seed)), seed: pol.Seed, parked: newParkedIndex(), quotaClasses: map[quotaClass]int32{},
 		queueFacts: map[*api.ClusterQueue]*queueFacts{}, seekers: map[string]*seekerSet{},
 		active: &entrySet{}, running: &entrySet{}, leaving: &entrySet{}, protected: &entrySet{},

@@ -255,9 +255,45 @@ func (s *Scheduler) headHolds(q *admission.Quota, nominated map[api.WorkloadID][
 		}
 		heads = append(heads, s.pendingOf(e))
 	}
-	holds := holdsOf(NewAdmissionQuota(q, nil), heads, s.eng.cfg.Preemption, nominated)
+	holds := s.keptHolds(q, heads, nominated)
 	s.wakeForClaims(q, holds)
 	return holds
+}
+
+// headHold is one queue head's hold as last computed (hold nil: it holds nothing), with
+// what it was computed from: the head, the quota and its cohort tree's version.
+type headHold struct {
+	head  *api.Workload
+	quota *admission.Quota
+	ver   int64
+	hold  *admission.Assignment
+}
+
+// keptHolds is holdsOf for heads, each answered again only when its queue's head or its
+// cohort tree's admitted workloads changed since the last cycle: a cycle that admits or
+// finishes in one tree leaves the other trees' holds as they were (holdsOf reads the
+// head's tree alone).
+func (s *Scheduler) keptHolds(q *admission.Quota, heads []Pending, nominated map[api.WorkloadID][]api.WorkloadID) []admission.Assignment {
+	aq := NewAdmissionQuota(q, nil)
+	out := []admission.Assignment{} // not nil: computed (Input.HeadHolds)
+	for _, p := range heads {
+		if len(nominated[p.id()]) > 0 {
+			continue // a preemptor waiting for its victims holds in the cycle instead
+		}
+		ver, ok := q.TreeVersion(p.ClusterQueue)
+		m, kept := s.holdMemo[p.ClusterQueue]
+		if !ok || !kept || m.head != p.Workload || m.quota != q || m.ver != ver {
+			m = headHold{head: p.Workload, quota: q, ver: ver}
+			if h := holdsOf(aq, []Pending{p}, s.eng.cfg.Preemption, nil); len(h) > 0 {
+				m.hold = &h[0]
+			}
+			s.holdMemo[p.ClusterQueue] = m
+		}
+		if m.hold != nil {
+			out = append(out, *m.hold)
+		}
+	}
+	return out
 }
 
 // wakeForClaims counts as freed capacity (capacityFreed: the quota-parked workloads of

@@ -59,6 +59,7 @@ type Scheduler struct {
 	headsDirty  map[string]bool
 	lastClaims  map[string][]admission.FlavorAmount
 	holds       []admission.Assignment // this cycle's (Input.HeadHolds)
+	holdMemo    map[string]headHold    // each holding queue's head's hold as last computed (keptHolds)
 	// freed is set when a workload left since the last cycle: the capacity wake it
 	// causes runs at the next cycle, against the cluster as it is then.
 	// flavorChoices is set when some ClusterQueue chooses among several flavors, and
