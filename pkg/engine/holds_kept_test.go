@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	gt "github.com/gantry-sched/gantry/internal/testing"
-	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
 	"github.com/gantry-sched/gantry/pkg/resources"
 )
@@ -24,16 +23,7 @@ func TestKeptHoldsFollowTheirTree(t *testing.T) {
 		gt.MakeClusterQueue("a").Cohort("c").Preemption(api.PreemptNever, api.PreemptNever).ResourceGroup(four).Obj(),
 		gt.MakeClusterQueue("b").Cohort("c").ResourceGroup(four).Obj(),
 		gt.MakeClusterQueue("z").ResourceGroup(four).Obj()).Obj()
-	pol := DefaultPolicy()
-	pol.Config.HeadOrder = HeadOrderKueue
-	s, err := Build(objs, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := admission.NewQuota(objs, admission.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, q := buildWithQuota(t, objs)
 	admit := func(cq string, n int) {
 		t.Helper()
 		for i := 0; i < n; i++ {
@@ -48,7 +38,7 @@ func TestKeptHoldsFollowTheirTree(t *testing.T) {
 	check := func(step string, holds int) {
 		t.Helper()
 		got := s.keptHolds(q, heads, nil)
-		want := holdsOf(NewAdmissionQuota(q, nil), heads, pol.Config.Preemption, nil)
+		want := holdsOf(NewAdmissionQuota(q, nil), heads, s.eng.cfg.Preemption, nil)
 		if len(want) != holds || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: kept holds %v, holdsOf %v (want the same, %d of them)", step, got, want, holds)
 		}
