@@ -188,6 +188,7 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult, 
 	if c.e.cfg.Preemption && c.preemptForNodes(p, a, why, tried) {
 		return
 	}
+	noStart := false
 	if c.slotLeft() {
 		c.personal = true // where a reservation goes depends on the workload's runtime
 		call := c.call(p.Workload, a)
@@ -201,8 +202,9 @@ func (c *cycle) cannotPlace(p Pending, a admission.Assignment, res PlaceResult, 
 			c.reserve(r, id, a.ClusterQueue, why.Code)
 			return
 		}
+		noStart = true
 	}
-	c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Place: c.diagnosed(p, a, why), Fallbacks: tried})
+	c.reject(p, plan.LayerPlacement, plan.ReasonQuotaFitsClusterDoesNot, &plan.Evidence{Place: c.diagnosed(p, a, why), Fallbacks: tried, NoStart: noStart})
 }
 
 // markUnfitNow records that the gangs of shape key do not fit the overlay now.

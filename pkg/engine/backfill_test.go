@@ -253,3 +253,24 @@ func TestNoRoomForGang(t *testing.T) {
 		}
 	}
 }
+
+// A gang refused after its reservation walk found no start says so (Evidence.NoStart):
+// that walk placed it pod by pod on the cluster as each end would leave it, so new
+// scores may give it one (Scheduler.syncShapes). Without reservations none is looked
+// for.
+func TestNoStartMarksAFailedReservationWalk(t *testing.T) {
+	snap := gpuNode(t, podOf("ns/run", "g-0", gpus(0, 1, 2, 3)))
+	for _, reserve := range []bool{true, false} {
+		q := newFakeQuota()
+		q.limit["cq"] = resourcesCPU(100)
+		in := Input{Cycle: 1, Now: gt.Epoch(), Cluster: snap, Quota: q, Pending: []Pending{pending(gpuWorkload("big", 8, 0), "cq")},
+			Running: []placement.Running{{ID: "ns/run", Queue: "cq", Pods: []cluster.PodRef{{Workload: "ns/run", PodSet: "main"}}, GPUMilli: 4000}}}
+		p := mustEngine(t, Config{Reservations: reserve}, NewPlacer(PlacerConfig{Seed: 1})).Cycle(in) // ns/run has no known end
+		if len(p.Rejections) != 1 || p.Rejections[0].Reason != plan.ReasonQuotaFitsClusterDoesNot {
+			t.Fatalf("reservations %v: rejections %+v, want ns/big refused by the nodes", reserve, p.Rejections)
+		}
+		if got := p.Rejections[0].Evidence.NoStart; got != reserve {
+			t.Errorf("reservations %v: NoStart %v", reserve, got)
+		}
+	}
+}

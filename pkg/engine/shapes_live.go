@@ -30,15 +30,16 @@ func (s *Scheduler) syncShapes(w World) {
 
 // scoredOut reports whether e's last placement rejection may depend on how the nodes
 // were scored: some gang pod took a node before another found none, or a topology
-// domain was chosen, under its flavors or a fallback's. The necessary conditions
-// (NotEnoughFreeGPU, NoRoomForGang) and a first pod that no node could take read no
-// score.
+// domain was chosen, under its flavors or a fallback's; or a reservation was looked
+// for (the gang was placed on the cluster as each running workload's end would leave
+// it). The necessary conditions (NotEnoughFreeGPU, NoRoomForGang) and a first pod that
+// no node could take read no score.
 func scoredOut(e *entry) bool {
 	if !e.hasLast || e.last.Evidence == nil {
 		return true
 	}
 	ev := e.last.Evidence
-	if placeScored(ev.Place) {
+	if ev.NoStart || placeScored(ev.Place) {
 		return true
 	}
 	for _, f := range ev.Fallbacks {

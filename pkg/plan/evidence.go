@@ -50,6 +50,10 @@ type Evidence struct {
 	Place *PlaceFailure
 	// Fallbacks are the other flavors tried after Place, in order.
 	Fallbacks []Fallback
+	// NoStart is set when a reservation was looked for and the gang fit at no known end
+	// of the running workloads (QuotaFitsClusterDoesNot): the gang was placed on the
+	// cluster as each end would leave it, pod by pod as the scores send them.
+	NoStart bool
 	// Backoff is the requeue backoff after failures (BackoffAfterFailure,
 	// RequeuingLimitExceeded).
 	Backoff *Backoff
