@@ -68,8 +68,8 @@ func (c *cycle) stirPass() func(Pending) bool {
 
 // stirredInput is the parked workloads a cycle's admission may stir, in the cohort
 // trees where the cycle has workloads to visit (none when the engine does not preempt
-// and no queue chooses among flavors). A StrictFIFO queue with a workload to visit is not handed:
-// only a whole queue is.
+// and no queue chooses among flavors). A StrictFIFO queue with a workload to visit is
+// not handed: only a whole queue is.
 func (s *Scheduler) stirredInput(in *Input) []Pending {
 	preempt := s.eng.cfg.Preemption
 	if !preempt && !s.flavorChoices {
