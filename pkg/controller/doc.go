@@ -29,6 +29,11 @@
 // writes. Objects from the cache are never edited in place: a write goes on a deep copy
 // (patchWorkload).
 //
+// What a pass builds from the snapshot is kept too, so a pass costs what changed: the
+// admitted Workloads stay laid out on the nodes and charged to quota from one pass to
+// the next (admittedLayer, input_layer.go), and the bind step skips the gangs it found
+// bound while nothing of theirs changed (settledGang, settled.go).
+//
 // On start the controller waits until every informer has handed its objects to the
 // cache, so a restart or a new leader continues where the last one stopped.
 //

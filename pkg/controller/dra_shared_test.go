@@ -200,7 +200,7 @@ func TestBuildStateHoldsSharedClaims(t *testing.T) {
 			if tc.admitted {
 				w.workloads = []v1alpha1.Workload{obj}
 			}
-			cs, err := buildState(w, func(*v1alpha1.Workload, int32) (*api.Workload, error) { return model, nil })
+			cs, err := buildState(w, func(*v1alpha1.Workload, int32) (*api.Workload, error) { return model, nil }, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

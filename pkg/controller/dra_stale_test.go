@@ -110,7 +110,7 @@ func TestStaleClaimFromState(t *testing.T) {
 				models["o"] = omodel
 				w.workloads = append(w.workloads, oobj)
 			}
-			cs, err := buildState(w, func(obj *v1alpha1.Workload, _ int32) (*api.Workload, error) { return models[obj.Name], nil })
+			cs, err := buildState(w, func(obj *v1alpha1.Workload, _ int32) (*api.Workload, error) { return models[obj.Name], nil }, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -94,23 +94,22 @@ type cycleState struct {
 type modelOf func(obj *v1alpha1.Workload, priority int32) (*api.Workload, error)
 
 // buildState reads the pass's world: the workloads, the admitted quota usage, the
-// cluster with every bound pod, and the running and leaving workloads.
-func buildState(w *world, convert modelOf) (*cycleState, error) {
-	cs := &cycleState{byID: map[api.WorkloadID]*tracked{}, runningByID: map[api.WorkloadID]placement.Running{},
+// cluster with every bound pod, and the running and leaving workloads. layer keeps the
+// admitted workloads laid out between passes (input_layer.go); nil lays them all out.
+func buildState(w *world, convert modelOf, layer *admittedLayer) (*cycleState, error) {
+	cs := &cycleState{byID: make(map[api.WorkloadID]*tracked, len(w.workloads)),
 		inFlight: map[api.WorkloadID]bool{}, occupants: map[string]bool{}, warnings: append([]string(nil), w.warnings...),
 		checks: w.objs.AdmissionChecks, flavors: flavorsByName(w.objs), provReqs: w.provReqs}
-	cqOf := localQueueTargets(w.objs)
-	quota, err := admission.NewQuota(w.objs, admission.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("quota: %w", err)
+	if layer == nil {
+		layer = newAdmittedLayer()
 	}
-	snap, err := w.base.get(w.nodes, w.nodeGen, w.objs.Topologies)
+	cqOf := localQueueTargets(w.objs)
+	base, err := w.base.get(w.nodes, w.nodeGen, w.objs.Topologies)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	claims := readClaims(w, cs) // dra_state.go
-	var changes []cluster.Change
-	var pending []allocating
+	var live, kept []*tracked   // live: readable and not finished, in key order
 	for i := range w.workloads {
 		obj := &w.workloads[i]
 		t := &tracked{obj: obj, cq: cqOf[obj.Namespace+"/"+obj.Spec.QueueName]}
@@ -127,16 +126,37 @@ func buildState(w *world, convert modelOf) (*cycleState, error) {
 			continue
 		}
 		cs.byID[t.model.ID()] = t
-		cs.readChecks(t, quota) // provreq_gate.go: a reservation's checks, and its quota
-		if t.admitted() {
-			plain, alloc := cs.addAdmitted(w, t, quota, claims.held)
-			changes, pending = append(changes, plain...), append(pending, alloc...)
+		live = append(live, t)
+		if t.admitted() && keepable(t) {
+			kept = append(kept, t)
 		}
 	}
-	// Pods and claims with devices of their own go first; then the pods that allocate
-	// shared claims (their holders need the claims held already, dra_state.go); the
-	// foreign pods, whose devices are picked from what is free, last.
-	ov := snap.Overlay()
+	if err := layer.lay(w, base, kept); err != nil {
+		return nil, err
+	}
+	cs.running = make([]placement.Running, 0, len(kept))
+	cs.runningByID = make(map[api.WorkloadID]placement.Running, len(kept))
+	quota := layer.quota.Clone()
+	var changes []cluster.Change
+	var pending []allocating
+	for _, t := range live {
+		cs.readChecks(t, quota) // provreq_gate.go: a reservation's checks, and its quota
+		if !t.admitted() {
+			continue
+		}
+		if e, ok := layer.laid(t.model.ID()); ok { // else the pass lays it out itself
+
+			cs.record(e.running, t.noticed())
+			continue
+		}
+		plain, alloc := cs.addAdmitted(w, t, quota, claims.held)
+		changes, pending = append(changes, plain...), append(pending, alloc...)
+	}
+	// Pods and claims with devices of their own go first (the layer's, then the pass's);
+	// then the pods that allocate shared claims (their holders need the claims held
+	// already, dra_state.go); the foreign pods, whose devices are picked from what is
+	// free, last.
+	ov := layer.snap.Overlay()
 	assumeEach(ov, changes, &cs.warnings)
 	assumeEach(ov, claims.changes, &cs.warnings)
 	assumeAllocating(ov, w, pending, &cs.warnings)
@@ -157,13 +177,7 @@ func (cs *cycleState) addAdmitted(w *world, t *tracked, quota *admission.Quota, 
 	if err := quota.Admit(t.model, assignmentOf(t)); err != nil {
 		cs.warnings = append(cs.warnings, err.Error())
 	}
-	r := runningOf(w, t, pods)
-	cs.runningByID[r.ID] = r
-	if t.noticed() {
-		cs.inFlight[r.ID] = true
-	} else {
-		cs.running = append(cs.running, r)
-	}
+	cs.record(runningOf(w, t, pods), t.noticed())
 	changes := make([]cluster.Change, 0, len(pods))
 	var alloc []allocating
 	for _, bp := range pods {

@@ -58,7 +58,9 @@ type Controller struct {
 	// Gantry as its pods' scheduler on create.
 	podWebhook bool
 	log        logr.Logger
-	sched      scheduling // the engine's scheduler and what feeds it, kept between passes
+	sched      scheduling             // the engine's scheduler and what feeds it, kept between passes
+	layer      *admittedLayer         // the admitted workloads laid out, kept between passes (input_layer.go)
+	settled    map[string]settledGang // gangs bindAll found nothing to bind for (settled.go)
 	binds      *bindPipeline
 	queues     *latest[queueWrite] // queue statuses, written off the pass
 	gpus       *latest[gpuCount]   // GPU metrics, counted off the pass
@@ -102,7 +104,7 @@ func New(c client.Client, direct client.Reader, events record.EventRecorder, met
 	}
 	cache := newStateCache()
 	ctl := &Controller{c: assumingClient{Client: c, cache: cache}, direct: direct, cache: cache, events: events,
-		metrics: metrics, opts: opts, log: log, sched: scheduling{feed: newFeeder()}, wake: newWakeup(),
+		metrics: metrics, opts: opts, log: log, sched: scheduling{feed: newFeeder()}, layer: newAdmittedLayer(), wake: newWakeup(),
 		watch: &watcher{done: map[string]bool{}, cache: cache, direct: direct}}
 	// A failed bind is retried by a later pass: ask for one after RetryAfter (binds run
 	// off the pass, so the pass that started them cannot set ctl.retry).
@@ -215,12 +217,12 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	// waitForPodsReady (podsready_pass.go)
 	ctl.checkPodsReady(ctx, w, now)
 	ctl.releaseClaims(ctx, w) // dra_release.go
-	cs, err := buildState(w, ctl.sched.feed.model)
+	cs, err := buildState(w, ctl.sched.feed.model, ctl.layer)
 	if err != nil {
 		return err
 	}
 	if ctl.requeueStaleClaims(ctx, w, cs, now) { // dra_stale.go: read again, the requeued gangs pending
-		if cs, err = buildState(w, ctl.sched.feed.model); err != nil {
+		if cs, err = buildState(w, ctl.sched.feed.model, ctl.layer); err != nil {
 			return err
 		}
 	}
@@ -336,26 +338,46 @@ func (ctl *Controller) reportInvalid(ctx context.Context, cs *cycleState, now ti
 // bindAll hands the binder every admitted gang whose pods all exist and are not all
 // bound, but those with binds still in flight. The pass does not wait for the binds:
 // a bound pod shows in the informer (a later pass's input), and until then the binder
-// reports it bound.
+// reports it bound. A gang found with nothing to bind is not looked at again while
+// neither it nor any of its pods changed (settledGangs): with thousands running, that
+// look was a sixth of a pass.
 func (ctl *Controller) bindAll(ctx context.Context, w *world, now time.Time) {
 	ctl.binds.observe(w.pods, now)
+	next := make(map[string]settledGang, len(ctl.settled))
 	for _, wl := range ptrs(w.workloads) {
-		ctl.startBinding(ctx, w, wl, now)
+		key := wlKey(wl)
+		if s, ok := ctl.settled[key]; ok && s.still(w, wl) {
+			next[key] = s
+			continue
+		}
+		if ctl.tryBinding(ctx, w, wl, now) {
+			next[key] = settledOf(w, wl)
+		}
 	}
+	ctl.settled = next
 }
 
 // startBinding hands one admitted gang to the binder when its pods are there and not
 // yet bound: the committer calls it as soon as the admission is written, bindAll for
 // gangs whose pods came later (a Job's, created once it runs) or whose binds failed.
 func (ctl *Controller) startBinding(ctx context.Context, w *world, wl *v1alpha1.Workload, now time.Time) {
+	ctl.tryBinding(ctx, w, wl, now)
+}
+
+// tryBinding is startBinding; it reports whether the gang is settled: admitted, every
+// pod it has bound as the informer shows it (none by this controller's binds alone,
+// which may yet fail), and nothing for the binder or the claim reason to do.
+func (ctl *Controller) tryBinding(ctx context.Context, w *world, wl *v1alpha1.Workload, now time.Time) bool {
 	if wl.Status.Admission == nil || wl.Annotations[AnnotationPreemptionNotice] != "" || ctl.binds.inFlight(wlKey(wl)) {
-		return
+		return false
 	}
 	if _, lost := ctl.onLostNode(w, wl, now); lost {
-		return // never bound into a dead slot, even while its eviction is retried
+		return false // never bound into a dead slot, even while its eviction is retried
 	}
 	var mine []*corev1.Pod
-	for _, p := range ctl.binds.view(w.podsOf(wl)) {
+	pods := w.podsOf(wl)
+	seen := ctl.binds.view(pods)
+	for _, p := range seen {
 		if p.Spec.SchedulerName == SchedulerName && p.DeletionTimestamp == nil {
 			mine = append(mine, p)
 		}
@@ -367,18 +389,20 @@ func (ctl *Controller) startBinding(ctx context.Context, w *world, wl *v1alpha1.
 	}
 	bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf)
 	if len(bs) == 0 {
+		_, holding := claimsClearedStatus(wl.Status)
 		ctl.clearClaimHold(ctx, wl) // dra_status.go: bound (or not all pods there): no claim holds it
-		return
+		return !holding && sameList(seen, pods)
 	}
 	if ok, err := planClaims(w, bs); !ok {
 		ctl.log.V(1).Info("gang waits for its resource claims", "workload", wlKey(wl), "reason", err)
 		ctl.noteClaimHold(ctx, wl, err)
-		return
+		return false
 	}
 	if wl.Status.Reason == ReasonWaitingForClaims {
 		ctl.clearClaimHold(ctx, wl)
 	}
 	ctl.binds.bind(ctx, wl, bs, now)
+	return false
 }
 
 // started begins at once what an admission just written allows, without waiting for

@@ -63,7 +63,7 @@ func TestRestoredNominated(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{objs: &api.Objects{}, nodeIndex: map[string]int{}, priorities: map[string]int32{}, workloads: tc.workloads, pods: tc.pods}
-			cs, err := buildState(w, ToAPIWorkload)
+			cs, err := buildState(w, ToAPIWorkload, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -114,7 +114,7 @@ func TestRestoredHistoryAndReservations(t *testing.T) {
 		k8s.MakeWorkload("ns", "v").Annotate(AnnotationPreemptionHistory, hist).Obj(), done,
 		k8s.MakeWorkload("ns", "g").Annotate(AnnotationReservation, formatReservation(res)).Obj(),
 	}
-	cs, err := buildState(w, ToAPIWorkload)
+	cs, err := buildState(w, ToAPIWorkload, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func ReadViewAt(ctx context.Context, c client.Reader, now time.Time) (view.Snaps
 		sc.apply(o)
 	}
 	w := sc.snapshot()
-	cs, err := buildState(w, ToAPIWorkload)
+	cs, err := buildState(w, ToAPIWorkload, nil)
 	if err != nil {
 		return view.Snapshot{}, fmt.Errorf("view: %w", err)
 	}

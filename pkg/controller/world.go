@@ -56,15 +56,23 @@ func lookupIn(m map[string]*v1alpha1.Workload) workloadLookup {
 // job's operator labelled with the job's name (bound or not), and its gang's.
 func (w *world) podsOf(wl *v1alpha1.Workload) []*corev1.Pod {
 	var out []*corev1.Pod
+	lists := 0
 	for _, o := range podOwnersOf(wl) {
+		if len(w.podsByOwner[o]) > 0 {
+			lists++
+		}
 		for _, p := range w.podsByOwner[o] {
 			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				out = append(out, p)
 			}
 		}
 	}
-	// A pod found under two owners (annotated and labelled) is listed once.
-	sort.Slice(out, func(i, j int) bool { return podKey(out[i]) < podKey(out[j]) })
+	if lists < 2 {
+		return out // one list: in key order already (podStore)
+	}
+	// A pod found under two owners (annotated and labelled) is listed once. All are in
+	// the workload's namespace, so names order them as keys do.
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return slices.Compact(out)
 }
 
