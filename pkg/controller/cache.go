@@ -187,7 +187,7 @@ func (c *stateCache) snapshot() *world {
 		objs: objs, nodes: nv.nodes, nodeIndex: nv.index, unhealthy: nv.unhealthy, nodeGen: c.nodeGen, base: &c.base,
 		knownNodes: nv.known, notReady: nv.notReady,
 		workloads:   c.workloads.copies(),
-		pods:        c.pods.all.sorted(),
+		pods:        c.pods.all.sortedShared(),
 		podsByOwner: maps.Clone(c.pods.byOwner),
 		priorities:  priorities(objs, c.classes),
 		provReqs:    c.provReqSnapshot(),

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"sort"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,6 +13,11 @@ import (
 type keyed[T any] struct {
 	items map[string]T
 	order []string // sorted keys; nil when stale
+	// values are the items in key order as sortedShared last returned them (never
+	// written once handed out), and changed the keys put since: the next call patches
+	// those into a copy instead of looking every key up again. nil values: none kept.
+	values  []T
+	changed map[string]bool
 }
 
 // put stores v under key.
@@ -20,7 +26,12 @@ func (k *keyed[T]) put(key string, v T) {
 		k.items = map[string]T{}
 	}
 	if _, ok := k.items[key]; !ok {
-		k.order = nil
+		k.order, k.values, k.changed = nil, nil, nil
+	} else if k.values != nil {
+		if k.changed == nil {
+			k.changed = map[string]bool{}
+		}
+		k.changed[key] = true
 	}
 	k.items[key] = v
 }
@@ -31,7 +42,7 @@ func (k *keyed[T]) del(key string) bool {
 		return false
 	}
 	delete(k.items, key)
-	k.order = nil
+	k.order, k.values, k.changed = nil, nil, nil
 	return true
 }
 
@@ -61,6 +72,25 @@ func (k *keyed[T]) sorted() []T {
 		out = append(out, k.items[key])
 	}
 	return out
+}
+
+// sortedShared is sorted for a caller that only reads the slice: it is kept and
+// handed out again, patched with the values put since rather than rebuilt (the pods of
+// a 100,000-pod cluster were looked up one by one for every pass's snapshot).
+func (k *keyed[T]) sortedShared() []T {
+	if k.values == nil || k.order == nil {
+		k.values, k.changed = k.sorted(), nil
+		return k.values
+	}
+	if len(k.changed) > 0 {
+		out := slices.Clone(k.values)
+		for key := range k.changed {
+			i, _ := slices.BinarySearch(k.order, key)
+			out[i] = k.items[key]
+		}
+		k.values, k.changed = out, nil
+	}
+	return k.values
 }
 
 // objKey is "namespace/name", or "name" for a cluster-scoped object.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"pgregory.net/rapid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
@@ -341,4 +343,36 @@ func TestCachePriorities(t *testing.T) {
 	if got := c.snapshot().priorities; !reflect.DeepEqual(got, map[string]int32{"high": 5}) {
 		t.Errorf("priorities = %v after the deletes, want high 5", got)
 	}
+}
+
+// TestKeyedSortedSharedProperty: over random puts (new keys and updates) and deletes,
+// sortedShared returns what sorted does, and a slice it handed out earlier keeps what
+// it held then (snapshots share it).
+func TestKeyedSortedSharedProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var k keyed[int]
+		type handed struct{ got, want []int }
+		var out []handed
+		for range rapid.IntRange(1, 60).Draw(rt, "steps") {
+			key := rapid.SampledFrom([]string{"a", "b", "c", "d", "e", "f"}).Draw(rt, "key")
+			if rapid.IntRange(0, 3).Draw(rt, "op") == 0 {
+				k.del(key)
+			} else {
+				k.put(key, rapid.IntRange(0, 100).Draw(rt, "value"))
+			}
+			if rapid.Bool().Draw(rt, "snapshot") {
+				got := k.sortedShared()
+				want := k.sorted()
+				if !slices.Equal(got, want) {
+					rt.Fatalf("sortedShared %v, sorted %v", got, want)
+				}
+				out = append(out, handed{got, slices.Clone(want)})
+			}
+		}
+		for i, h := range out {
+			if !slices.Equal(h.got, h.want) {
+				rt.Fatalf("slice %d handed out as %v now holds %v", i, h.want, h.got)
+			}
+		}
+	})
 }

@@ -95,8 +95,8 @@ func (st sharedClaimState) staleFor(key string, p v1alpha1.PodPlacement) (string
 // gang was requeued (their objects in w are then unadmitted; the pass reads its state
 // again).
 func (ctl *Controller) requeueStaleClaims(ctx context.Context, w *world, cs *cycleState, now time.Time) bool {
-	if w.dra == nil {
-		return false
+	if w.dra == nil || len(w.dra.claims) == 0 {
+		return false // a claim not in the cache is not judged (staleClaim)
 	}
 	if _, err := w.dra.compiledClasses(); err != nil {
 		return false // no holder is assumed without the classes (assumeAllocating): nothing to judge by

@@ -72,16 +72,23 @@ func (ctl *Controller) onLostNode(w *world, wl *v1alpha1.Workload, now time.Time
 	if wl.Status.Admission == nil {
 		return "", false
 	}
-	tolerations := map[string][]corev1.Toleration{}
-	for _, ps := range wl.Spec.PodSets {
-		tolerations[ps.Name] = ps.Tolerations
-	}
 	for _, p := range wl.Status.Admission.Placements {
-		if why := ctl.nodeLoss(w, p.Node, tolerations[p.PodSet], now); why != "" {
+		if why := ctl.nodeLoss(w, p.Node, podSetTolerations(wl, p.PodSet), now); why != "" {
 			return why, true
 		}
 	}
 	return "", false
+}
+
+// podSetTolerations are the tolerations of wl's pod set name (a workload has a few pod
+// sets, and this runs for every admitted gang each pass: no map is built for it).
+func podSetTolerations(wl *v1alpha1.Workload, name string) []corev1.Toleration {
+	for i := range wl.Spec.PodSets {
+		if wl.Spec.PodSets[i].Name == name {
+			return wl.Spec.PodSets[i].Tolerations
+		}
+	}
+	return nil
 }
 
 // evictLost requeues every admitted gang placed on a lost node, with the NodeLost
