@@ -390,8 +390,8 @@ func (ctl *Controller) tryBinding(ctx context.Context, w *world, wl *v1alpha1.Wo
 	bs := MatchGang(bindablePlacements(kind, wl.Status.Admission.Placements, mine, podSetOf), mine, podSetOf)
 	if len(bs) == 0 {
 		_, holding := claimsClearedStatus(wl.Status)
-		ctl.clearClaimHold(ctx, wl) // dra_status.go: bound (or not all pods there): no claim holds it
-		return !holding && sameList(seen, pods)
+		ctl.clearClaimHold(ctx, wl)                 // dra_status.go: bound (or not all pods there): no claim holds it
+		return !holding && slices.Equal(seen, pods) // the binder's view changed nothing
 	}
 	if ok, err := planClaims(w, bs); !ok {
 		ctl.log.V(1).Info("gang waits for its resource claims", "workload", wlKey(wl), "reason", err)

@@ -56,16 +56,3 @@ func (s settledGang) still(w *world, wl *v1alpha1.Workload) bool {
 	}
 	return true
 }
-
-// sameList reports whether two pod lists hold the same pods in the same order.
-func sameList(a, b []*corev1.Pod) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

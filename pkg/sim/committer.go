@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/engine"
@@ -158,7 +159,7 @@ func (c modelCommitter) reserve(r plan.Reservation) {
 	}
 	// The scheduler keeps the newest plan (Committed); the log shows changes only.
 	prev, had := s.sched.Reservation(r.Workload)
-	if had && prev.ETA.Equal(r.ETA) && equalStrings(prev.Nodes, r.Nodes) {
+	if had && prev.ETA.Equal(r.ETA) && slices.Equal(prev.Nodes, r.Nodes) {
 		return // unchanged: log reservations only when they change
 	}
 	rec := s.record(st, EvReserved)
@@ -195,16 +196,4 @@ func (c modelCommitter) reject(r plan.Rejection) {
 
 func podRef(b plan.Binding) cluster.PodRef {
 	return cluster.PodRef{Workload: b.Workload, PodSet: b.PodSet, Index: b.Index}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
