@@ -145,7 +145,6 @@ func buildState(w *world, convert modelOf, layer *admittedLayer) (*cycleState, e
 			continue
 		}
 		if e, ok := layer.laid(t.model.ID()); ok { // else the pass lays it out itself
-
 			cs.record(e.running, t.noticed())
 			continue
 		}

@@ -6,13 +6,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/equality"
-
 	"github.com/gantry-sched/gantry/pkg/admission"
 	"github.com/gantry-sched/gantry/pkg/api"
+	"github.com/gantry-sched/gantry/pkg/apis/v1alpha1"
 	"github.com/gantry-sched/gantry/pkg/cluster"
 	"github.com/gantry-sched/gantry/pkg/placement"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // admittedLayer keeps the admitted workloads laid out from one pass to the next: their
@@ -30,6 +29,7 @@ type admittedLayer struct {
 	quota   *admission.Quota  // every entry's admission charged
 	entries map[api.WorkloadID]*laidOut
 	last    orderKey // the last workload laid out, in admission order
+	pass    uint64   // counts lay calls: an entry not seen in this one is taken out
 }
 
 // orderKey is a workload's place in admission order (inAdmissionOrder).
@@ -54,6 +54,7 @@ type laidOut struct {
 	// refused: its layout reported a problem, so nothing of it is in the layer and the
 	// pass lays it out itself; kept so it is not tried again while unchanged.
 	refused bool
+	seen    uint64 // the last lay call that found it unchanged, or laid it out
 }
 
 // same reports whether t is still laid out as e: the same version, or a newer one
@@ -101,22 +102,26 @@ func (l *admittedLayer) lay(w *world, base *cluster.Snapshot, admitted []*tracke
 			return err
 		}
 	}
-	want := make(map[api.WorkloadID]*tracked, len(admitted))
-	for _, t := range admitted {
-		want[t.model.ID()] = t
-	}
 	ov := l.snap.Overlay()
+	l.pass++
+	var fresh []*tracked
+	for _, t := range admitted {
+		id := t.model.ID()
+		if e := l.entries[id]; e != nil {
+			if e.same(t) {
+				e.seen = l.pass
+				continue
+			}
+			l.takeOut(ov, id, e)
+		}
+		fresh = append(fresh, t)
+	}
 	for id, e := range l.entries {
-		if t := want[id]; t == nil || !e.same(t) {
+		if e.seen != l.pass { // no longer admitted (or gone)
 			l.takeOut(ov, id, e)
 		}
 	}
-	var fresh []*tracked
-	for _, t := range inAdmissionOrder(admitted) {
-		if _, ok := l.entries[t.model.ID()]; !ok {
-			fresh = append(fresh, t)
-		}
-	}
+	fresh = inAdmissionOrder(fresh)
 	if len(fresh) > 0 && !orderOf(fresh[0]).after(l.last) {
 		// One goes before a workload laid out already (its spec changed while admitted,
 		// say): the quota numbers admissions as they come, so lay them all out again.
@@ -164,7 +169,8 @@ func (l *admittedLayer) laid(id api.WorkloadID) (*laidOut, bool) {
 // add lays t out on the layer; when any pod or its admission does not go in cleanly
 // nothing of it is left there, and its entry is marked refused.
 func (l *admittedLayer) add(ov *cluster.Overlay, w *world, t *tracked) {
-	e := &laidOut{rv: t.obj.ResourceVersion, model: t.model, admission: t.obj.Status.Admission, at: admittedAt(t.obj), refused: true}
+	e := &laidOut{rv: t.obj.ResourceVersion, model: t.model, admission: t.obj.Status.Admission, at: admittedAt(t.obj),
+		refused: true, seen: l.pass}
 	l.entries[t.model.ID()] = e
 	pods, err := admittedPods(w, t, nil)
 	if err != nil {
