@@ -339,7 +339,7 @@ func (ctl *Controller) reportInvalid(ctx context.Context, cs *cycleState, now ti
 // bound, but those with binds still in flight. The pass does not wait for the binds:
 // a bound pod shows in the informer (a later pass's input), and until then the binder
 // reports it bound. A gang found with nothing to bind is not looked at again while
-// neither it nor any of its pods changed (settledGangs): with thousands running, that
+// neither it nor any of its pods changed (settledGang): with thousands running, that
 // look was a sixth of a pass.
 func (ctl *Controller) bindAll(ctx context.Context, w *world, now time.Time) {
 	ctl.binds.observe(w.pods, now)
