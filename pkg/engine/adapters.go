@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand"
+	"strconv"
 	"time"
 
 	"github.com/gantry-sched/gantry/pkg/admission"
@@ -123,6 +124,8 @@ type placementLayer struct {
 	fits *placement.FitCache
 	// gpuScratch is the node set of Reserve's free-GPU views (capacity_wake.go).
 	gpuScratch cluster.NodeSet
+	// oneSet memoizes single pod sets' flavor constraints (oneSetConstraints).
+	oneSet map[constraintKey]placement.FlavorConstraints
 }
 
 var _ Placer = (*placementLayer)(nil)
@@ -182,6 +185,9 @@ func (p *placementLayer) options(clusterQueue string, rnd *rand.Rand) placement.
 // first resource's flavor decides its nodes; resource groups share node labels in
 // practice, as in Kueue).
 func (p *placementLayer) constraints(a admission.Assignment) placement.FlavorConstraints {
+	if len(a.PodSets) == 1 {
+		return p.oneSetConstraints(&a.PodSets[0])
+	}
 	fc := make(placement.FlavorConstraints, len(a.PodSets))
 	for _, ps := range a.PodSets {
 		if r, ok := decidingResource(ps.Resources, p.flavors); ok {
@@ -190,6 +196,37 @@ func (p *placementLayer) constraints(a admission.Assignment) placement.FlavorCon
 	}
 	return fc
 }
+
+// oneSetConstraints is constraints for a single pod set, shared between calls with the
+// same pod set name and deciding flavor: most workloads have one pod set, and a map per
+// placement tried was a visible share of what a fleet-size cycle allocates. Placement
+// only reads the map. The memo starts over past maxConstraintMemo entries.
+func (p *placementLayer) oneSetConstraints(ps *admission.PodSetAssignment) placement.FlavorConstraints {
+	r, ok := decidingResource(ps.Resources, p.flavors)
+	key := constraintKey{podSet: ps.Name, flavor: r.Flavor, known: ok}
+	if fc, hit := p.oneSet[key]; hit {
+		return fc
+	}
+	fc := placement.FlavorConstraints{}
+	if ok {
+		fc[ps.Name] = placement.FlavorConstraintOf(p.flavors[r.Flavor])
+	}
+	if p.oneSet == nil || len(p.oneSet) >= maxConstraintMemo {
+		p.oneSet = map[constraintKey]placement.FlavorConstraints{}
+	}
+	p.oneSet[key] = fc
+	return fc
+}
+
+// constraintKey names a single pod set's constraints: its name and deciding flavor
+// (known false: no flavor decides, no constraint).
+type constraintKey struct {
+	podSet, flavor string
+	known          bool
+}
+
+// maxConstraintMemo bounds oneSetConstraints' memo (pod set names are few in practice).
+const maxConstraintMemo = 4096
 
 // decidingResource is the resource whose flavor places a pod set: the GPU resource of
 // a known flavor last in name order, else the first resource in name order when its
@@ -244,7 +281,7 @@ func bindingsOf(ov *cluster.Overlay, w *api.Workload, pl *placement.Placement) [
 		bp, _ := ov.Pod(ref)
 		out = append(out, plan.Binding{
 			Workload: w.ID(), PodSet: pp.PodSet, Index: pp.Index,
-			Pod:  fmt.Sprintf("%s-%s-%d", w.Name, pp.PodSet, pp.Index),
+			Pod:  w.Name + "-" + pp.PodSet + "-" + strconv.Itoa(pp.Index), // fmt's reflection per pod showed at fleet size
 			Node: pp.Node, Devices: pp.Devices.IDs(), Requests: bp.Requests, Assignment: pp.Devices,
 		})
 	}

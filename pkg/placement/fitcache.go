@@ -26,6 +26,9 @@ type FitCache struct {
 	// thousands of candidates allocates them once per cache, not once per pod set.
 	slots  []slot
 	scores []int64
+	// guess is predictWhole's scratch, lent with them (a chooser keeps no guess once
+	// scored).
+	guess []devices.Device
 	// cand is newChooser's candidate set, kept for the next one.
 	cand cluster.NodeSet
 	// diags are the diagnosis memos by shape (diagnosis_memo.go).
@@ -43,14 +46,15 @@ func (f *FitCache) lend(c *chooser, n int) {
 		return
 	}
 	c.slots, c.scores = slices.Grow(f.slots[:0], n), slices.Grow(f.scores[:0], n)
-	f.slots, f.scores = nil, nil
+	c.guess = f.guess[:0]
+	f.slots, f.scores, f.guess = nil, nil, nil
 }
 
 // giveBack returns c's buffers for the next chooser; c must not be used afterwards.
 func (f *FitCache) giveBack(c *chooser) {
 	if f != nil {
-		f.slots, f.scores = c.slots, c.scores
-		c.slots, c.scores = nil, nil
+		f.slots, f.scores, f.guess = c.slots, c.scores, c.guess
+		c.slots, c.scores, c.guess = nil, nil, nil
 	}
 }
 
