@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -107,8 +108,10 @@ func runScenario(t *testing.T, cs kubernetes.Interface, shape benchShape, sc ben
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopProfile := profileScenario(t, sc.sub)
 	start := b.submitAndStart(sc, clock)
 	b.waitAllBound(clock, shape.pods, start)
+	stopProfile()
 	if after, err := readAPIRequests(ctx, cs); err == nil {
 		t.Logf("writes to the API server until the last bind: %s", after.since(before, 10))
 	}
@@ -194,5 +197,31 @@ func dumpPodTimes(t *testing.T, path string, pods []podTimes, gangs *gangClock) 
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Errorf("GANTRY_BENCH_DUMP: %v", err)
+	}
+}
+
+// profileScenario writes a CPU profile of the process from the scenario's first create
+// to its last bind when GANTRY_BENCH_CPUPROFILE names a path prefix (the file is
+// <prefix>-<scenario>.cpu): go test's -cpuprofile is written only after the teardown,
+// which takes minutes at a fleet's size. It returns the function that stops it.
+func profileScenario(t *testing.T, scenario string) func() {
+	prefix := os.Getenv("GANTRY_BENCH_CPUPROFILE")
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + "-" + scenario + ".cpu")
+	if err != nil {
+		t.Fatalf("GANTRY_BENCH_CPUPROFILE: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		t.Fatalf("GANTRY_BENCH_CPUPROFILE: %v (is go test's -cpuprofile set too?)", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			t.Errorf("GANTRY_BENCH_CPUPROFILE: %v", err)
+		}
+		t.Logf("CPU profile of the scenario in %s", f.Name())
 	}
 }

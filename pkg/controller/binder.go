@@ -161,6 +161,7 @@ type bindPipeline struct {
 // assumedBind is a pod this controller bound, as the informer will show it.
 type assumedBind struct {
 	node, slot string
+	key        string // the pod's namespace/name, to find it among a pass's pods
 	at         time.Time
 }
 
@@ -252,7 +253,7 @@ func (bp *bindPipeline) inWindow(ctx context.Context, n int, do func(i int) erro
 func (bp *bindPipeline) assume(b binding, now time.Time) {
 	bp.mu.Lock()
 	defer bp.mu.Unlock()
-	bp.assumed[b.pod.UID] = assumedBind{node: b.slot.Node, slot: slotName(b.slot), at: now}
+	bp.assumed[b.pod.UID] = assumedBind{node: b.slot.Node, slot: slotName(b.slot), key: podKey(b.pod), at: now}
 }
 
 // inFlight reports whether the workload's gang has binds in flight.
@@ -283,24 +284,27 @@ func (bp *bindPipeline) settle(ctx context.Context, key string) bool {
 // wait blocks until every gang handed over is done (promptly once ctx ended).
 func (bp *bindPipeline) wait() { bp.wg.Wait() }
 
-// observe forgets the assumed binds the pass's pods show bound, and those older than
-// assumedBindTTL.
+// observe forgets the assumed binds the pass's pods (in key order) show bound, and
+// those older than assumedBindTTL. It looks up the few assumed pods rather than walk
+// every pod of the cluster.
 func (bp *bindPipeline) observe(pods []*corev1.Pod, now time.Time) {
 	bp.mu.Lock()
 	defer bp.mu.Unlock()
-	if len(bp.assumed) == 0 {
-		return
-	}
-	for _, p := range pods {
-		if p.Spec.NodeName != "" {
-			delete(bp.assumed, p.UID)
-		}
-	}
 	for uid, a := range bp.assumed {
-		if now.Sub(a.at) > assumedBindTTL {
+		if p := podByKey(pods, a.key); (p != nil && p.UID == uid && p.Spec.NodeName != "") || now.Sub(a.at) > assumedBindTTL {
 			delete(bp.assumed, uid)
 		}
 	}
+}
+
+// podByKey finds the pod called key (namespace/name) among pods in key order; nil when
+// it is not there.
+func podByKey(pods []*corev1.Pod, key string) *corev1.Pod {
+	i, found := slices.BinarySearchFunc(pods, key, func(p *corev1.Pod, key string) int { return strings.Compare(podKey(p), key) })
+	if !found {
+		return nil
+	}
+	return pods[i]
 }
 
 // view is pods as this controller knows them: an unbound pod it bound is shown bound

@@ -227,6 +227,8 @@ func TestBindPipelineForgetsAssumed(t *testing.T) {
 	start := time.Unix(1000, 0)
 	boundA := *pods[0]
 	boundA.Spec.NodeName = "n0"
+	otherA := boundA // another pod under a's name (recreated): not the one bound
+	otherA.UID = "a-recreated"
 	cases := []struct {
 		name     string
 		observed []*corev1.Pod
@@ -235,6 +237,8 @@ func TestBindPipelineForgetsAssumed(t *testing.T) {
 	}{
 		{name: "kept while the informer shows them unbound", observed: pods, at: start.Add(time.Second), want: []string{"a", "b"}},
 		{name: "dropped once the informer shows it bound", observed: []*corev1.Pod{&boundA, pods[1]}, at: start.Add(time.Second), want: []string{"b"}},
+		{name: "kept while only a new pod of the same name shows bound", observed: []*corev1.Pod{&otherA, pods[1]}, at: start.Add(time.Second), want: []string{"a", "b"}},
+		{name: "kept while the informer does not show it", observed: []*corev1.Pod{pods[1]}, at: start.Add(time.Second), want: []string{"a", "b"}},
 		{name: "dropped after the TTL", observed: pods, at: start.Add(assumedBindTTL + time.Second)},
 	}
 	for _, tc := range cases {

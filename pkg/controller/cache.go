@@ -189,6 +189,7 @@ func (c *stateCache) snapshot() *world {
 		workloads:   c.workloads.copies(),
 		pods:        c.pods.all.sortedShared(),
 		podsByOwner: maps.Clone(c.pods.byOwner),
+		boundPods:   &boundPods{loose: c.pods.loose.sortedShared(), slotted: maps.Clone(c.pods.slotted)},
 		priorities:  priorities(objs, c.classes),
 		provReqs:    c.provReqSnapshot(),
 		warnings:    append(append(append([]string(nil), problems...), nv.warnings...), hnWarnings...),

@@ -22,6 +22,10 @@ type podStore struct {
 	byOwner map[podOwner][]*corev1.Pod
 	byNode  map[string][]*corev1.Pod
 	labels  []string // the owner labels of every job kind, computed once
+	// slotted and loose are the bound, live pods as foreignPods sorts them
+	// (slottedIn): those in a workload's slot, by the workload they name, and the rest.
+	slotted map[string][]*corev1.Pod
+	loose   keyed[*corev1.Pod]
 }
 
 func newPodStore() podStore {
@@ -29,7 +33,8 @@ func newPodStore() podStore {
 	for _, k := range jobKinds() {
 		labels = append(labels, k.PodLabel)
 	}
-	return podStore{byOwner: map[podOwner][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{}, labels: labels}
+	return podStore{byOwner: map[podOwner][]*corev1.Pod{}, byNode: map[string][]*corev1.Pod{}, labels: labels,
+		slotted: map[string][]*corev1.Pod{}}
 }
 
 // put stores p, replacing its previous version in every index. The key stays in
@@ -44,6 +49,12 @@ func (s *podStore) put(p *corev1.Pod) {
 	}
 	if p.Spec.NodeName != "" {
 		s.byNode[p.Spec.NodeName] = withPod(s.byNode[p.Spec.NodeName], p)
+	}
+	switch wl, class := slottedIn(p); class {
+	case podSlotted:
+		s.slotted[wl] = withPod(s.slotted[wl], p)
+	case podLoose:
+		s.loose.put(key, p)
 	}
 }
 
@@ -64,6 +75,12 @@ func (s *podStore) unindex(key string) {
 	}
 	if n := old.Spec.NodeName; n != "" {
 		setOrDelete(s.byNode, n, withoutPod(s.byNode[n], key))
+	}
+	switch wl, class := slottedIn(old); class {
+	case podSlotted:
+		setOrDelete(s.slotted, wl, withoutPod(s.slotted[wl], key))
+	case podLoose:
+		s.loose.del(key)
 	}
 }
 

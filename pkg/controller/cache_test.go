@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -351,27 +352,53 @@ func TestCachePriorities(t *testing.T) {
 func TestKeyedSortedSharedProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		var k keyed[int]
+		ref := map[string]int{} // what k holds, read without k's kept order
+		refKeys := func() []string { keys := slices.Collect(maps.Keys(ref)); slices.Sort(keys); return keys }
 		type handed struct{ got, want []int }
+		type handedKeys struct{ got, want []string }
 		var out []handed
-		for range rapid.IntRange(1, 60).Draw(rt, "steps") {
-			key := rapid.SampledFrom([]string{"a", "b", "c", "d", "e", "f"}).Draw(rt, "key")
+		var orders []handedKeys
+		names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"}
+		for range rapid.IntRange(1, 120).Draw(rt, "steps") {
+			key := rapid.SampledFrom(names).Draw(rt, "key")
 			if rapid.IntRange(0, 3).Draw(rt, "op") == 0 {
-				k.del(key)
+				_, had := ref[key]
+				if k.del(key) != had {
+					rt.Fatalf("del(%s) reported %v, held %v", key, !had, had)
+				}
+				delete(ref, key)
 			} else {
-				k.put(key, rapid.IntRange(0, 100).Draw(rt, "value"))
+				v := rapid.IntRange(0, 100).Draw(rt, "value")
+				k.put(key, v)
+				ref[key] = v
 			}
-			if rapid.Bool().Draw(rt, "snapshot") {
+			want := make([]int, 0, len(ref))
+			for _, key := range refKeys() {
+				want = append(want, ref[key])
+			}
+			switch rapid.IntRange(0, 2).Draw(rt, "read") {
+			case 0:
 				got := k.sortedShared()
-				want := k.sorted()
 				if !slices.Equal(got, want) {
-					rt.Fatalf("sortedShared %v, sorted %v", got, want)
+					rt.Fatalf("sortedShared %v, want %v", got, want)
 				}
 				out = append(out, handed{got, slices.Clone(want)})
+			case 1:
+				keys := k.keys()
+				if !slices.Equal(keys, refKeys()) {
+					rt.Fatalf("keys %v, want %v", keys, refKeys())
+				}
+				orders = append(orders, handedKeys{keys, slices.Clone(keys)})
 			}
 		}
 		for i, h := range out {
 			if !slices.Equal(h.got, h.want) {
 				rt.Fatalf("slice %d handed out as %v now holds %v", i, h.want, h.got)
+			}
+		}
+		for i, h := range orders {
+			if !slices.Equal(h.got, h.want) {
+				rt.Fatalf("keys %d handed out as %v now hold %v", i, h.want, h.got)
 			}
 		}
 	})

@@ -31,8 +31,11 @@
 //
 // What a pass builds from the snapshot is kept too, so a pass costs what changed: the
 // admitted Workloads stay laid out on the nodes and charged to quota from one pass to
-// the next (admittedLayer, input_layer.go), and the bind step skips the gangs it found
-// bound while nothing of theirs changed (settledGang, settled.go).
+// the next (admittedLayer, input_layer.go), the bind step skips the gangs it found
+// bound while nothing of theirs changed (settledGang, settled.go), and node loss
+// checks again only the Workloads that changed while every node is Ready (lostMemo,
+// nodelost.go). Pods and Workloads that come and go are merged into the cache's kept
+// key order (keyed, cache_keyed.go).
 //
 // On start the controller waits until every informer has handed its objects to the
 // cache, so a restart or a new leader continues where the last one stopped.

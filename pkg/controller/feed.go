@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -77,25 +78,28 @@ func (f *feeder) model(obj *v1alpha1.Workload, priority int32) (*api.Workload, e
 // better deterministic). changed is false when there was none: the pass's cycle is
 // then an unchanged one (engine.World.Unchanged).
 func (f *feeder) observe(s *engine.Scheduler, cs *cycleState, nodeGen uint64) (changed bool, errs []error) {
-	seen := map[api.WorkloadID]bool{}
-	for _, id := range sortedKeys(cs.byID) {
+	for _, id := range cs.keys() {
 		t := cs.byID[id]
 		if t.model == nil {
 			continue // finished, or cannot be read
 		}
-		seen[id] = true
 		moved, err := f.sync(s, t)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		changed = changed || moved
 	}
-	for _, id := range sortedKeys(f.known) {
-		if !seen[id] {
-			s.Finished(id)
-			delete(f.known, id)
-			changed = true
+	var gone []api.WorkloadID // told, and no longer read: sorted, only these
+	for id := range f.known {
+		if t := cs.byID[id]; t == nil || t.model == nil {
+			gone = append(gone, id)
 		}
+	}
+	slices.Sort(gone)
+	for _, id := range gone {
+		s.Finished(id)
+		delete(f.known, id)
+		changed = true
 	}
 	if nodeGen != f.nodeGen || freed(f.occupants, cs.occupants) {
 		s.NodesChanged()

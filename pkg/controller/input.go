@@ -3,6 +3,7 @@ package controller
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -30,6 +31,10 @@ type tracked struct {
 	// pending one, on the quota the cycle assigns.
 	checks     []api.ClusterQueueCheck
 	checksDone bool
+	// charges: readable, admitted and not finished, so its pods are charged through its
+	// admission; leaving: readable, neither admitted nor finished (evicted, its pods may
+	// still terminate). Read once per workload for foreignPods, which asks per pod.
+	charges, leaving bool
 }
 
 func (t *tracked) admitted() bool { return t.obj.Status.Admission != nil }
@@ -66,8 +71,10 @@ func (t *tracked) startedAt() time.Time {
 // the committer needs to map the plan back. The scheduler keeps the queues and
 // everything decided in earlier cycles itself; this is only what the cluster shows now.
 type cycleState struct {
-	byID  map[api.WorkloadID]*tracked
-	quota *admission.Quota // admitted usage as read; the cycle works on a clone
+	byID map[api.WorkloadID]*tracked
+	// ordered are byID's keys in order, as buildState reads them (nil: sorted on use).
+	ordered []api.WorkloadID
+	quota   *admission.Quota // admitted usage as read; the cycle works on a clone
 	// cluster holds the admitted workloads' planned pods and every other bound pod.
 	cluster *cluster.Snapshot
 	// running are the admitted workloads not under a notice, as the simulator's running
@@ -87,6 +94,23 @@ type cycleState struct {
 	checks   api.AdmissionChecks
 	flavors  map[string]api.ResourceFlavor
 	provReqs map[string]provReqEntry
+}
+
+// put records t under id; buildState puts them in key order.
+func (cs *cycleState) put(id api.WorkloadID, t *tracked) {
+	if _, dup := cs.byID[id]; !dup {
+		cs.ordered = append(cs.ordered, id)
+	}
+	cs.byID[id] = t
+}
+
+// keys are the workloads' IDs in order: as read (the workloads come in key order), or
+// sorted for a state built by hand.
+func (cs *cycleState) keys() []api.WorkloadID {
+	if cs.ordered == nil || len(cs.ordered) != len(cs.byID) || !slices.IsSorted(cs.ordered) {
+		return sortedKeys(cs.byID)
+	}
+	return cs.ordered
 }
 
 // modelOf converts a Workload object (priority resolved) into the engine's model; the
@@ -114,7 +138,7 @@ func buildState(w *world, convert modelOf, layer *admittedLayer) (*cycleState, e
 		obj := &w.workloads[i]
 		t := &tracked{obj: obj, cq: cqOf[obj.Namespace+"/"+obj.Spec.QueueName]}
 		if t.finished() {
-			cs.byID[api.WorkloadID(wlKey(obj))] = t
+			cs.put(api.WorkloadID(wlKey(obj)), t)
 			continue
 		}
 		t.model, t.err = convert(obj, w.priorities[obj.Spec.PriorityClassName])
@@ -122,10 +146,13 @@ func buildState(w *world, convert modelOf, layer *admittedLayer) (*cycleState, e
 			t.model, t.err = resolveWorkloadClaims(w, t.model) // dra_workload.go
 		}
 		if t.err != nil {
-			cs.byID[api.WorkloadID(wlKey(obj))] = t
+			// Not finished; a model that came with the error still counts as read.
+			t.charges, t.leaving = t.model != nil && t.admitted(), t.model != nil && !t.admitted()
+			cs.put(api.WorkloadID(wlKey(obj)), t)
 			continue
 		}
-		cs.byID[t.model.ID()] = t
+		cs.put(t.model.ID(), t)
+		t.charges, t.leaving = t.admitted(), !t.admitted() // readable and not finished
 		live = append(live, t)
 		if t.admitted() && keepable(t) {
 			kept = append(kept, t)
@@ -348,36 +375,6 @@ func admittedAt(obj *v1alpha1.Workload) time.Time {
 		return c.LastTransitionTime.Time
 	}
 	return time.Time{}
-}
-
-// foreignPods are bound, live pods Gantry did not place: they use capacity too. Their
-// GPUs are picked the way the device plugin would, on the node's free devices.
-func foreignPods(w *world, cs *cycleState) []cluster.Change {
-	var out []cluster.Change
-	for _, p := range w.pods {
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if t := cs.byID[api.WorkloadID(p.Annotations[AnnotationWorkload])]; t != nil && p.DeletionTimestamp == nil &&
-			t.model != nil && t.admitted() && !t.finished() && p.Annotations[AnnotationPodSlot] != "" {
-			continue // charged through its workload's admission
-		}
-		if t := cs.byID[api.WorkloadID(p.Annotations[AnnotationWorkload])]; t != nil && t.model != nil && !t.admitted() && !t.finished() {
-			// Evicted, its pods still terminating: it is still leaving, so its preemptor
-			// keeps waiting for it and its preemptor's other victims stay held (in the
-			// simulator an eviction frees the room at once).
-			cs.inFlight[t.model.ID()] = true
-		}
-		req, err := ResourceVector(PodRequests(&p.Spec), "spec")
-		if err != nil {
-			cs.warnings = append(cs.warnings, fmt.Sprintf("pod %s/%s: %v", p.Namespace, p.Name, err))
-			continue
-		}
-		ref := cluster.PodRef{Workload: api.WorkloadID("pod:" + p.Namespace + "/" + p.Name), PodSet: "pod"}
-		cs.occupants[string(ref.Workload)] = true
-		out = append(out, cluster.Change{Op: cluster.OpBind, Pod: cluster.BoundPod{Ref: ref, Node: p.Spec.NodeName, Requests: req}})
-	}
-	return out
 }
 
 // pluginPick chooses devices for a pod bound without Gantry (or an evicted Gantry pod

@@ -61,6 +61,7 @@ type Controller struct {
 	sched      scheduling             // the engine's scheduler and what feeds it, kept between passes
 	layer      *admittedLayer         // the admitted workloads laid out, kept between passes (input_layer.go)
 	settled    map[string]settledGang // gangs bindAll found nothing to bind for (settled.go)
+	onlyLive   lostMemo               // workloads evictLost found on no lost node (nodelost.go)
 	binds      *bindPipeline
 	queues     *latest[queueWrite] // queue statuses, written off the pass
 	gpus       *latest[gpuCount]   // GPU metrics, counted off the pass
@@ -229,6 +230,7 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	ctl.reportInvalid(ctx, cs, now)
 	built := time.Since(start)
 	p, err := ctl.schedule(ctx, w, cs, now)
+	scheduled := time.Since(start)
 	for _, warn := range cs.warnings {
 		ctl.log.Info("state", "warning", warn)
 	}
@@ -240,7 +242,7 @@ func (ctl *Controller) Pass(ctx context.Context) error {
 	g := ctl.metrics.observeCycle(cs, ctl.sched.s, time.Since(start))
 	g.ctx = ctx
 	ctl.gpus.offer(g)
-	ctl.log.V(1).Info("pass", "took", time.Since(start), "synced", synced, "built", built, "running", len(cs.running),
+	ctl.log.V(1).Info("pass", "took", time.Since(start), "synced", synced, "built", built, "scheduled", scheduled, "running", len(cs.running),
 		"admitted", len(p.Admissions), "rejected", len(p.Rejections))
 	return nil
 }

@@ -47,7 +47,7 @@ func countGPUUnits(ov *cluster.Overlay, shapes []devices.Request) gpuUnits {
 			continue
 		}
 		node := ov.Node(i)
-		nodeFree := u.countNode(node.Name, node.Pool, nd.GPUs(), ov.GPUFreeMilli(i))
+		nodeFree := u.countNode(node.Name, node.Pool, nd, ov.GPUFreeMilli(i))
 		stranded := u.Stranded[node.Pool] // a pool with nothing stranded reports 0
 		if nodeFree > 0 && len(shapes) > 0 && !fitsAny(nd, shapes) {
 			stranded += nodeFree
@@ -59,18 +59,19 @@ func countGPUUnits(ov *cluster.Overlay, shapes []devices.Request) gpuUnits {
 
 // countNode adds one node's GPUs (free: its per-GPU free view, by position) and returns
 // what it has free.
-func (u *gpuUnits) countNode(name, pool string, gpus []devices.GPU, free []resources.MilliGPU) resources.MilliGPU {
+func (u *gpuUnits) countNode(name, pool string, nd *devices.NodeDevices, free []resources.MilliGPU) resources.MilliGPU {
 	var nodeFree resources.MilliGPU
-	for k, g := range gpus {
+	for k := range nd.NumGPUs() {
+		model, mode, healthy := nd.GPUAt(k)
 		health := gpuHealthy
-		if !g.Healthy {
+		if !healthy {
 			health = gpuUnhealthy
 		}
-		u.Nodes[nodeHealth{Node: name, Pool: pool, Model: string(g.Model), Health: health}]++
-		if k >= len(free) || !g.Healthy {
+		u.Nodes[nodeHealth{Node: name, Pool: pool, Model: string(model), Health: health}]++
+		if k >= len(free) || !healthy {
 			continue
 		}
-		key := poolMode{Pool: pool, Mode: string(g.Sharing.Mode)}
+		key := poolMode{Pool: pool, Mode: string(mode)}
 		if key.Mode == "" {
 			key.Mode = string(devices.Exclusive)
 		}

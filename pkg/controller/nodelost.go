@@ -94,8 +94,15 @@ func podSetTolerations(wl *v1alpha1.Workload, name string) []corev1.Toleration {
 // evictLost requeues every admitted gang placed on a lost node, with the NodeLost
 // reason and a Warning event naming the node.
 func (ctl *Controller) evictLost(ctx context.Context, w *world, now time.Time) {
+	memo := ctl.onlyLive.of(w, len(w.workloads))
 	for _, wl := range ptrs(w.workloads) {
+		if memo.clear(wl) {
+			continue
+		}
 		why, lost := ctl.onLostNode(w, wl, now)
+		if !lost {
+			memo.note(wl)
+		}
 		if !lost || meta.IsStatusConditionTrue(wl.Status.Conditions, v1alpha1.WorkloadFinished) {
 			ctl.wakeForNotReady(w, wl, now)
 			continue
@@ -120,5 +127,40 @@ func (ctl *Controller) wakeForNotReady(w *world, wl *v1alpha1.Workload, now time
 				ctl.nextDeadline = due
 			}
 		}
+	}
+}
+
+// lostMemo remembers the Workloads evictLost found on no lost node, by resourceVersion,
+// under one node view: with every node Ready, whether a placement sits on a lost node
+// depends only on the Workload and the nodes, so a pass looks again only at the
+// Workloads that changed (each pass used to check every placement of every admitted
+// gang). Any node NotReady turns it off: the grace period runs with the clock.
+type lostMemo struct {
+	gen uint64
+	rv  map[string]string
+}
+
+// of is the memo for w's pass (nil, which remembers nothing, while a node is NotReady),
+// emptied when the nodes changed or when it holds many more keys than there are
+// Workloads (deleted ones).
+func (m *lostMemo) of(w *world, workloads int) *lostMemo {
+	if len(w.notReady) > 0 {
+		return nil
+	}
+	if m.rv == nil || m.gen != w.nodeGen || len(m.rv) > 2*workloads+1024 {
+		m.gen, m.rv = w.nodeGen, map[string]string{}
+	}
+	return m
+}
+
+// clear reports whether wl, as it is now, was found on no lost node.
+func (m *lostMemo) clear(wl *v1alpha1.Workload) bool {
+	return m != nil && wl.ResourceVersion != "" && m.rv[wlKey(wl)] == wl.ResourceVersion
+}
+
+// note remembers that wl, as it is now, is on no lost node.
+func (m *lostMemo) note(wl *v1alpha1.Workload) {
+	if m != nil && wl.ResourceVersion != "" {
+		m.rv[wlKey(wl)] = wl.ResourceVersion
 	}
 }

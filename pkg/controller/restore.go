@@ -32,7 +32,7 @@ func readRestored(w *world, cs *cycleState, now time.Time) restored {
 	r := restored{preemptedBy: map[api.WorkloadID]api.WorkloadID{}, nominated: map[api.WorkloadID][]api.WorkloadID{},
 		reservations: map[api.WorkloadID]plan.Reservation{}}
 	since, budgets := historySince(w.objs, now)
-	for _, id := range sortedKeys(cs.byID) {
+	for _, id := range cs.keys() {
 		t := cs.byID[id]
 		if budgets {
 			r.addHistory(t, since)
@@ -63,7 +63,7 @@ func readRestored(w *world, cs *cycleState, now time.Time) restored {
 // addLeaving adds each victim still leaving to the wait of the pending preemptor its
 // preempted-by annotation names.
 func (r *restored) addLeaving(cs *cycleState) {
-	for _, id := range sortedKeys(cs.byID) {
+	for _, id := range cs.keys() {
 		t := cs.byID[id]
 		if t.model == nil || !t.admitted() || !t.noticed() {
 			continue

@@ -51,7 +51,7 @@ func (ctl *Controller) ensureScheduler(w *world, cs *cycleState) (bool, error) {
 	}
 	objs := *w.objs // shared read-only: a copy that adds the workloads
 	objs.Workloads = nil
-	for _, id := range sortedKeys(cs.byID) {
+	for _, id := range cs.keys() {
 		if t := cs.byID[id]; t.model != nil {
 			objs.Workloads = append(objs.Workloads, *t.model) // the fragmentation scorer's shapes
 		}

@@ -25,6 +25,7 @@ type world struct {
 	workloads   []v1alpha1.Workload // by key; shallow copies, see workloadStore.copies
 	pods        []*corev1.Pod       // by key
 	podsByOwner map[podOwner][]*corev1.Pod
+	boundPods   *boundPods              // pods filed for foreignPods (foreign.go); nil: filed from pods
 	priorities  map[string]int32        // WorkloadPriorityClass and PriorityClass values by name
 	unhealthy   map[string]map[int]bool // node -> GPU indices the node agent reported unhealthy
 	knownNodes  map[string]bool         // every Node the API server has, converted or not

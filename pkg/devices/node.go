@@ -219,6 +219,13 @@ func (n *NodeDevices) FirstGPU() (model ModelID, mode SharingMode, ok bool) {
 	return s.Model, s.Sharing.Mode, true
 }
 
+// GPUAt is the model, sharing mode and health of GPUs()[k] without the copies (a
+// metrics walk over every GPU of a fleet reads only these).
+func (n *NodeDevices) GPUAt(k int) (model ModelID, mode SharingMode, healthy bool) {
+	g := &n.gpus[k]
+	return g.spec.Model, g.spec.Sharing.Mode, g.healthy
+}
+
 // GPUs returns the node's GPUs (copies), sorted by index.
 func (n *NodeDevices) GPUs() []GPU {
 	out := make([]GPU, len(n.gpus))
