@@ -22,7 +22,7 @@ type podStore struct {
 	byOwner map[podOwner][]*corev1.Pod
 	byNode  map[string][]*corev1.Pod
 	labels  []string // the owner labels of every job kind, computed once
-	// slotted and loose are the bound, live pods as foreignPods sorts them
+	// slotted and loose are the bound, live pods as foreignPods files them
 	// (slottedIn): those in a workload's slot, by the workload they name, and the rest.
 	slotted map[string][]*corev1.Pod
 	loose   keyed[*corev1.Pod]

@@ -13,7 +13,7 @@ import (
 // A bound, live pod is charged on its own (foreign: Gantry did not place it, or no
 // admission accounts for it any more) unless it sits in its slot of a workload whose
 // admission charges it. On a cluster of 100,000 pods nearly every pod is of the second
-// kind, so the cache sorts pods as they change (slottedIn), and a pass looks up each
+// kind, so the cache files pods as they change (slottedIn), and a pass looks up each
 // workload once instead of every pod: the slotted pods of a workload that charges them
 // are skipped whole.
 
