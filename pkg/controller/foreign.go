@@ -87,12 +87,8 @@ func foreignPods(w *world, cs *cycleState) []cluster.Change {
 		slices.SortFunc(pods, func(x, y *corev1.Pod) int { return strings.Compare(podKey(x), podKey(y)) })
 	}
 	var out []cluster.Change
-	for _, p := range pods {
-		t := cs.byID[api.WorkloadID(p.Annotations[AnnotationWorkload])]
-		if t != nil && t.charges && p.DeletionTimestamp == nil && p.Annotations[AnnotationPodSlot] != "" {
-			continue // charged through its workload's admission
-		}
-		if t != nil && t.leaving {
+	for _, p := range pods { // none is charged through an admission: the filing says so
+		if t := cs.byID[api.WorkloadID(p.Annotations[AnnotationWorkload])]; t != nil && t.leaving {
 			// Evicted, its pods still terminating: it is still leaving, so its preemptor
 			// keeps waiting for it and its preemptor's other victims stay held (in the
 			// simulator an eviction frees the room at once).

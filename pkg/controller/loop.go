@@ -61,7 +61,7 @@ type Controller struct {
 	sched      scheduling             // the engine's scheduler and what feeds it, kept between passes
 	layer      *admittedLayer         // the admitted workloads laid out, kept between passes (input_layer.go)
 	settled    map[string]settledGang // gangs bindAll found nothing to bind for (settled.go)
-	onlyLive   lostMemo               // workloads evictLost found on no lost node (nodelost.go)
+	notLost    lostMemo               // workloads evictLost found on no lost node (nodelost.go)
 	binds      *bindPipeline
 	queues     *latest[queueWrite] // queue statuses, written off the pass
 	gpus       *latest[gpuCount]   // GPU metrics, counted off the pass

@@ -94,7 +94,7 @@ func podSetTolerations(wl *v1alpha1.Workload, name string) []corev1.Toleration {
 // evictLost requeues every admitted gang placed on a lost node, with the NodeLost
 // reason and a Warning event naming the node.
 func (ctl *Controller) evictLost(ctx context.Context, w *world, now time.Time) {
-	memo := ctl.onlyLive.of(w, len(w.workloads))
+	memo := ctl.notLost.of(w, len(w.workloads))
 	for _, wl := range ptrs(w.workloads) {
 		if memo.clear(wl) {
 			continue
