@@ -185,7 +185,7 @@ func (d *driver) commit(p plan.Plan) (int, error) {
 		applied = append(applied, a.Workload)
 	}
 	if len(applied) > 0 {
-		d.snap = ov.Snapshot()
+		d.snap = ov.Seal()
 	}
 	d.sched.Committed(p, applied)
 	return len(applied), nil
@@ -206,7 +206,7 @@ func (d *driver) finish(n int) error {
 		}
 	}
 	ov := d.snap.Overlay()
-	defer func() { d.snap = ov.Snapshot() }()
+	defer func() { d.snap = ov.Seal() }()
 	for _, id := range done {
 		r := d.running[id]
 		changes := make([]cluster.Change, 0, len(r.bindings))

@@ -257,9 +257,28 @@ func (o *Overlay) ChangesSince(m Mark) []Change {
 // Snapshot materialises the overlay as a new immutable snapshot. Untouched nodes are
 // shared with the base; touched nodes are copied, so the overlay may keep being used.
 func (o *Overlay) Snapshot() *Snapshot {
+	return o.snapshot(func(i int) *nodeState { return o.over.get(i).clone() })
+}
+
+// Seal is Snapshot for an overlay its owner is done with: the new snapshot takes the
+// overlay's private node states instead of copies of them. A committer binds a plan
+// on an overlay and keeps only the snapshot; copying the states it had just written
+// was a tenth of what a fleet-size burst allocated. o must not be used afterwards.
+func (o *Overlay) Seal() *Snapshot {
+	next := o.snapshot(func(i int) *nodeState {
+		st := o.over.get(i)
+		st.steps = 0 // a snapshot's states carry no overlay bookkeeping
+		return st
+	})
+	*o = Overlay{} // any later use fails at once instead of writing into next
+	return next
+}
+
+// snapshot builds the next snapshot with state(i) as touched node i's state.
+func (o *Overlay) snapshot(state func(int) *nodeState) *Snapshot {
 	touched := o.changedNodes()
 	next := &Snapshot{
-		nodes:      o.base.nodes.with(touched, func(i int) *nodeState { return o.over.get(i).clone() }),
+		nodes:      o.base.nodes.with(touched, state),
 		byName:     o.base.byName,
 		pods:       o.base.pods.with(o.pods), // copies only the shards the overlay changed
 		topologies: o.base.topologies,

@@ -80,6 +80,15 @@ func TestOverlayProperties(t *testing.T) {
 		if got, want := freeState(replayed), freeState(ov.Snapshot()); got != want {
 			rt.Fatalf("replayed snapshot differs:\n%s\nwant\n%s", got, want)
 		}
+		// Apply seals its overlay: the snapshot holds the states the overlay wrote, and
+		// an overlay on it still copies before writing.
+		sealedState := freeState(replayed)
+		next := replayed.Overlay()
+		assumeRandom(rt, next, reqs, 1000, nil)
+		forgetRandom(rt, next, append([]cluster.PodRef(nil), live...))
+		if freeState(replayed) != sealedState {
+			rt.Fatal("writing an overlay on a sealed snapshot changed the snapshot")
+		}
 		for k := len(marks) - 1; k >= 0; k-- {
 			ov.Undo(marks[k])
 			if got := freeState(ov); got != states[k] {

@@ -234,7 +234,7 @@ func (s *Snapshot) Apply(changes []Change) (*Snapshot, error) {
 	if err := ov.ApplyGroup(changes); err != nil {
 		return nil, err
 	}
-	return ov.Snapshot(), nil
+	return ov.Seal(), nil
 }
 
 // ApplyGroup applies changes in order on the overlay, all or nothing: on the first one

@@ -187,7 +187,7 @@ func buildState(w *world, convert modelOf, layer *admittedLayer) (*cycleState, e
 	assumeEach(ov, claims.changes, &cs.warnings)
 	assumeAllocating(ov, w, pending, &cs.warnings)
 	assumePicking(ov, foreignPods(w, cs), &cs.warnings)
-	cs.cluster, cs.quota = ov.Snapshot(), quota
+	cs.cluster, cs.quota = ov.Seal(), quota
 	return cs, nil
 }
 

@@ -134,7 +134,7 @@ func (l *admittedLayer) lay(w *world, base *cluster.Snapshot, admitted []*tracke
 		l.add(ov, w, t)
 		l.last = orderOf(t)
 	}
-	l.snap = ov.Snapshot()
+	l.snap = ov.Seal()
 	return nil
 }
 

@@ -28,7 +28,7 @@ func (p *Plan) Validate() error { return new(Validator).Validate(p) }
 type Validator struct {
 	decided map[api.WorkloadID]decision
 	bound   map[api.WorkloadID]bool
-	used    map[string]string // node + "/" + device ID -> pod
+	used    map[nodeDevice]string // a device on a node -> the pod bound to it
 	removed map[api.WorkloadID]bool
 	// most is the most entries a map has held since it was made: clearing walks its
 	// whole table, so one much bigger than the plan at hand is made anew instead.
@@ -74,7 +74,7 @@ func (v *Validator) Validate(p *Plan) error {
 func (v *Validator) reset(n int) {
 	if v.decided == nil || v.most > 16*(n+1024) { // a rare huge plan (a first cycle) only
 		v.decided, v.bound = make(map[api.WorkloadID]decision, n), map[api.WorkloadID]bool{}
-		v.used, v.removed = map[string]string{}, map[api.WorkloadID]bool{}
+		v.used, v.removed = map[nodeDevice]string{}, map[api.WorkloadID]bool{}
 		v.most = 0
 	} else {
 		clear(v.decided)
@@ -85,7 +85,10 @@ func (v *Validator) reset(n int) {
 	v.most = max(v.most, n)
 }
 
-func (p *Plan) validateBindings(decided map[api.WorkloadID]decision, bound map[api.WorkloadID]bool, used map[string]string) error {
+// nodeDevice is a device on a node, a key built without concatenating strings.
+type nodeDevice struct{ node, device string }
+
+func (p *Plan) validateBindings(decided map[api.WorkloadID]decision, bound map[api.WorkloadID]bool, used map[nodeDevice]string) error {
 	for _, b := range p.Bindings {
 		if decided[b.Workload] != decAdmitted {
 			return fmt.Errorf("plan cycle %d: binding of pod %s to node %s: workload %s is not admitted in this plan",
@@ -99,7 +102,7 @@ func (p *Plan) validateBindings(decided map[api.WorkloadID]decision, bound map[a
 			if sharedDevice(d) {
 				continue
 			}
-			key := b.Node + "/" + d
+			key := nodeDevice{b.Node, d}
 			if other, ok := used[key]; ok {
 				return fmt.Errorf("plan cycle %d: device %s on node %s bound to both pod %s and pod %s",
 					p.Cycle, d, b.Node, other, b.Pod)

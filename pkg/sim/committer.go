@@ -47,7 +47,7 @@ func (c modelCommitter) Apply(p plan.Plan) (plan.Result, error) {
 		res.Applied = append(res.Applied, a.Workload)
 	}
 	if len(p.Admissions) > 0 {
-		s.snap = ov.Snapshot()
+		s.snap = ov.Seal()
 	}
 	for _, n := range p.Notices {
 		if held, err := s.leaveReserved(n.Workload, n.By, n.Layer, n.Reason); held || err != nil { // provision_flow.go

@@ -56,7 +56,7 @@ func (s *Simulator) startLive() error {
 			byWorkload[p.Workload] = append(byWorkload[p.Workload], b)
 		}
 	}
-	s.snap = ov.Snapshot()
+	s.snap = ov.Seal()
 	ids := make([]api.WorkloadID, 0, len(byWorkload))
 	for id := range byWorkload {
 		ids = append(ids, id)

@@ -30,7 +30,7 @@ func (s *Simulator) startReserved(st *wlState, pw *provWorkload) (bool, error) {
 	if err := (modelCommitter{s: s}).admit(ov, a, bs); err != nil {
 		return false, s.quota.Admit(st.w, pw.asg)
 	}
-	s.snap = ov.Snapshot()
+	s.snap = ov.Seal()
 	pw.reserved = false
 	s.dirty = true
 	return true, nil
