@@ -31,7 +31,7 @@ func TestBenchK8sFleet(t *testing.T) {
 	// once it, not the binder, would bound the run.
 	cs := startBench(t, kubeenv.KWOKOptions{FinishAfter: runFor, Parallelism: 32})
 	sc := benchScenario{row: fmt.Sprintf("Gantry, plain-pod gangs of %d, each pod running %s, QPS %d", benchGang, runFor, benchBinderQPS),
-		sub: "gantry-fleet", gang: gantryGang, gangs: true, setup: (*benchRun).setupQueues, start: (*benchRun).startGantry,
+		sub: "gantry-fleet", gang: gantryGang, gangs: true, setup: (*benchRun).setupQueues, start: (*benchRun).startGantryInProcess,
 		submit: func(b *benchRun) { b.createPodsWith(SchedulerName, true, finishing) }}
 	began := time.Now()
 	r := runScenario(t, cs, shape, sc)

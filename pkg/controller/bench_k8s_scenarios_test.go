@@ -39,7 +39,7 @@ func noStop() {}
 
 // benchScenarios are the four create+bind measurements of issue 13's table, in table
 // order: raw first, kube-scheduler second (the ratios' bases).
-func benchScenarios(shape benchShape) []benchScenario {
+func benchScenarios(shape benchShape, gantry string) []benchScenario {
 	noGang := func(*corev1.Pod) string { return "" }
 	return []benchScenario{
 		{row: fmt.Sprintf("raw: create + POST Binding, %d workers, QPS %d", benchWorkers, benchClientQPS), sub: "raw",
@@ -48,17 +48,17 @@ func benchScenarios(shape benchShape) []benchScenario {
 			gang: noGang, start: (*benchRun).startKubeScheduler, submit: func(b *benchRun) { b.createPods(corev1.DefaultSchedulerName, false) }},
 		{row: fmt.Sprintf("Gantry, plain-pod gangs of %d, QPS %d", benchGang, benchBinderQPS), sub: "gantry-pods",
 			gang: gantryGang, gangs: true, setup: (*benchRun).setupQueues,
-			start: (*benchRun).startGantry, submit: func(b *benchRun) { b.createPods(SchedulerName, true) }},
+			start: gantryBinder(gantry), submit: func(b *benchRun) { b.createPods(SchedulerName, true) }},
 		{row: fmt.Sprintf("Gantry, %d Jobs x %d through LocalQueue/ClusterQueue, QPS %d", shape.pods/benchGang, benchGang, benchBinderQPS),
 			sub: "gantry-jobs", gang: func(p *corev1.Pod) string { return p.Labels[batchv1.JobNameLabel] }, gangs: true,
-			setup: (*benchRun).setupQueues, start: (*benchRun).startGantry, submit: (*benchRun).createJobs},
+			setup: (*benchRun).setupQueues, start: gantryBinder(gantry), submit: (*benchRun).createJobs},
 	}
 }
 
 // benchBindOnlyScenarios are the bind-only measurements, in the same order: every pod
 // exists before the binder starts. Jobs have none: their pods are created only after
 // Gantry admits the Job, so binding them cannot be separated from admitting them.
-func benchBindOnlyScenarios() []benchScenario {
+func benchBindOnlyScenarios(gantry string) []benchScenario {
 	noGang := func(*corev1.Pod) string { return "" }
 	return []benchScenario{
 		{row: fmt.Sprintf("raw: POST Binding only, %d workers, QPS %d", benchWorkers, benchClientQPS), sub: "raw-bind", bindOnly: true,
@@ -67,7 +67,7 @@ func benchBindOnlyScenarios() []benchScenario {
 			gang: noGang, start: (*benchRun).startKubeScheduler, submit: func(b *benchRun) { b.createPods(corev1.DefaultSchedulerName, false) }},
 		{row: fmt.Sprintf("Gantry, plain-pod gangs of %d, QPS %d", benchGang, benchBinderQPS), sub: "gantry-pods-bind", bindOnly: true,
 			gang: gantryGang, gangs: true, setup: (*benchRun).setupQueues,
-			start: (*benchRun).startGantry, submit: func(b *benchRun) { b.createPods(SchedulerName, true) }},
+			start: gantryBinder(gantry), submit: func(b *benchRun) { b.createPods(SchedulerName, true) }},
 	}
 }
 
@@ -120,7 +120,7 @@ func (b *benchRun) bindAll() func() {
 func benchPodName(i int) string { return fmt.Sprintf("p%05d", i) }
 
 // createPods submits the scenario's pods for scheduler; with gangs, pods 8g..8g+7 are
-// gang g in Gantry's annotations, queued to the LocalQueue startGantry made.
+// gang g in Gantry's annotations, queued to the LocalQueue setupQueues made.
 func (b *benchRun) createPods(scheduler string, gangs bool) { b.createPodsWith(scheduler, gangs, nil) }
 
 // createPodsWith is createPods with edit, when not nil, applied to each pod before
@@ -182,11 +182,30 @@ func (b *benchRun) setupQueues() {
 		k8s.MakeLocalQueue("", "lq", "bench-cq").Obj())
 }
 
-// startGantry runs Gantry's controller (in process, with `gantry controller`'s default
-// policy and interval) with the same client limits as kube-scheduler and the same
-// identity (system:masters, so neither is queued by API priority and fairness). It
-// returns once the controller has made its first pass.
-func (b *benchRun) startGantry() func() {
+// gantryBinder runs bin, `gantry controller` with its default policy and 200 ms
+// interval, as a process of its own as kube-scheduler is, with the same client limits
+// and identity (system:masters, so API priority and fairness queues neither). It
+// returns once the controller's informers have synced (its /readyz). In the test
+// process the controller shared two cores and one heap with the bench's 32 creating
+// workers and pod clock, and the API server dropped their watches for falling behind.
+func gantryBinder(bin string) func(b *benchRun) func() {
+	return func(b *benchRun) func() {
+		addr := freeAddr(b.f.t)
+		qps := strconv.Itoa(benchBinderQPS)
+		p := startGantry(b.f.t, bin, "--kube-api-qps="+qps, "--kube-api-burst="+qps, "--health-probe-bind-address="+addr)
+		if err := p.waitReady(addr, 2*time.Minute); err != nil {
+			p.kill()
+			b.f.t.Fatal(err)
+		}
+		return p.stop
+	}
+}
+
+// startGantryInProcess runs Gantry's controller in the test process (`gantry
+// controller`'s default policy and interval, the same client limits), so that the
+// fleet bench can profile its passes (GANTRY_BENCH_CPUPROFILE) and log them
+// (GANTRY_TEST_LOG). It returns once the controller has made its first pass.
+func (b *benchRun) startGantryInProcess() func() {
 	f := b.f
 	def := engine.DefaultPolicy()
 	f.tune = func(o *Options) {

@@ -47,7 +47,8 @@ func TestBenchK8s(t *testing.T) {
 			shape.pods, shape.nodes, benchNodeGPUs*shape.nodes, benchGang)
 	}
 	cs := startBench(t, kubeenv.KWOKOptions{})
-	createBind, bindOnly := benchScenarios(shape), benchBindOnlyScenarios()
+	gantry := buildGantry(t)
+	createBind, bindOnly := benchScenarios(shape, gantry), benchBindOnlyScenarios(gantry)
 	results := map[string]benchResult{}
 	for _, sc := range append(append([]benchScenario(nil), createBind...), bindOnly...) {
 		t.Run(sc.sub, func(t *testing.T) {

@@ -3,11 +3,7 @@ package controller
 import (
 	"fmt"
 	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +23,9 @@ import (
 // device is in two pods, no gang is partly bound, every Workload is admitted with all
 // its pods bound or pending with a reason, and no Job has a failed pod. The order of
 // the blows is seeded.
+// chaosFlags make the controller quick to react, so each blow settles in seconds.
+var chaosFlags = []string{"--interval=50ms", "--health-probe-bind-address=0", "--grace=1s"}
+
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gantry binary against the control plane")
@@ -38,7 +37,7 @@ func TestChaos(t *testing.T) {
 	}
 	f.create(k8s.MakeFlavor("h100").Obj(), k8s.MakeClusterQueue("chaos-cq").Quota("h100", "nvidia.com/gpu", "32").Obj(),
 		k8s.MakeLocalQueue("", "lq", "chaos-cq").Obj())
-	ctl := startGantry(t, bin)
+	ctl := startGantry(t, bin, chaosFlags...)
 	defer func() { ctl.kill() }()
 	var jobs []string
 	for i := 0; i < 10; i++ {
@@ -53,7 +52,7 @@ func TestChaos(t *testing.T) {
 		name string
 		do   func()
 	}{
-		{"kill -9 the controller", func() { ctl.kill(); ctl = startGantry(t, bin) }},
+		{"kill -9 the controller", func() { ctl.kill(); ctl = startGantry(t, bin, chaosFlags...) }},
 		{"kill -9 between admission and binding", func() {
 			// Each finish frees a slot, so a gang is admitted and bound next; the window
 			// between the Workload's admission and its pods' Bindings is short, so up to
@@ -65,7 +64,7 @@ func TestChaos(t *testing.T) {
 			}
 			ctl.kill()
 			t.Logf("killed with a gang admitted and not all bound: %v", caught)
-			ctl = startGantry(t, bin)
+			ctl = startGantry(t, bin, chaosFlags...)
 		}},
 		{"crash kube-apiserver", func() { f.crash("kube-apiserver") }},
 		{"crash etcd", func() { f.crash("etcd") }},
@@ -87,42 +86,6 @@ func TestChaos(t *testing.T) {
 			t.Fatalf("after %q", b.name)
 		}
 	}
-}
-
-// gantryProc is `gantry controller` running as a child process.
-type gantryProc struct{ cmd *exec.Cmd }
-
-func (g *gantryProc) kill() {
-	if g.cmd.Process != nil {
-		_ = g.cmd.Process.Signal(syscall.SIGKILL)
-		_ = g.cmd.Wait()
-	}
-}
-
-// buildGantry builds the gantry binary once for the test.
-func buildGantry(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gantry")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/gantry").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startGantry runs the controller binary against the test control plane.
-func startGantry(t *testing.T, bin string) *gantryProc {
-	t.Helper()
-	cmd := exec.Command(bin, "controller", "--kubeconfig", testEnv.Kubeconfig, "--interval=50ms",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--grace=1s")
-	log, err := os.Create(filepath.Join(t.TempDir(), "controller.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return &gantryProc{cmd: cmd}
 }
 
 // crash kills and restarts a control-plane program.
